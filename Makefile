@@ -1,0 +1,39 @@
+# Two commands do everything on a fresh machine:
+#   make serve   set up, build and serve the site on http://127.0.0.1:8000
+#   make test    set up, lint, and run the whole test suite (site build and browser test included)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+MATHJAX := docs/vendor/mathjax/tex-mml-chtml.js
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: serve build test lint bench clean
+
+serve: $(STAMP) $(MATHJAX)
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+build: $(STAMP) $(MATHJAX)
+	$(BIN)/mkdocs build --strict
+
+test: $(STAMP) $(MATHJAX) lint
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check posenc_ref tests
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[docs,test,peers]"
+	touch $(STAMP)
+
+$(MATHJAX): scripts/vendor_mathjax.sh
+	bash scripts/vendor_mathjax.sh
+
+clean:
+	rm -rf $(VENV) site docs/vendor .hypothesis .pytest_cache

@@ -1,0 +1,57 @@
+"""posenc_ref: the reference for transformer positional encodings.
+
+Pure functions first, thin ``nn.Module`` wrappers second. Modules:
+
+- ``device``: :func:`select_device`, one policy for cpu / cuda / mps.
+- ``absolute``: the sinusoidal table (loop oracle and vectorized), closed forms, baselines.
+- ``relative``: T5 relative buckets, ALiBi slopes and biases, Shaw-style clipping.
+- ``rope``: rotary embeddings, both pair layouts, the loop oracle, the module.
+- ``rope_scaling``: context extension as transforms of the frequencies.
+- ``plots``: the site's figures (matplotlib, imported only when ``plots`` is).
+"""
+
+from .absolute import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    adjacent_distance,
+    binary_encoding,
+    inv_freq,
+    offset_dot_product,
+    relative_rotation,
+    sinusoidal,
+    sinusoidal_loop,
+    wavelengths,
+)
+from .device import available_devices, select_device
+from .relative import (
+    alibi_bias,
+    alibi_slopes,
+    relative_positions,
+    shaw_relative_index,
+    t5_relative_bucket,
+)
+
+# --- rope exports (rope.py, rope_scaling.py) ---
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "SinusoidalPositionalEncoding",
+    "adjacent_distance",
+    "alibi_bias",
+    "alibi_slopes",
+    "available_devices",
+    "binary_encoding",
+    "inv_freq",
+    "offset_dot_product",
+    "relative_positions",
+    "relative_rotation",
+    "select_device",
+    "shaw_relative_index",
+    "sinusoidal",
+    "sinusoidal_loop",
+    "t5_relative_bucket",
+    "wavelengths",
+    # --- rope __all__ entries ---
+]

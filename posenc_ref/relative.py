@@ -1,0 +1,248 @@
+r"""Relative position schemes that add a bias to attention logits or index a small table.
+
+- Shaw et al. (2018): relative distances clipped to :math:`[-K, K]` index a learned table.
+- T5 (Raffel et al. 2020): distances fall into log-spaced buckets, one learned scalar per
+  bucket and head.
+- ALiBi (Press et al. 2022): a fixed linear penalty :math:`-m_h (i - j)` per head :math:`h`.
+
+All of them use the relative position ``key - query`` (negative for keys in the past).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._checks import check_float_dtype, check_int, check_tensor
+
+__all__ = [
+    "relative_positions",
+    "shaw_relative_index",
+    "t5_relative_bucket",
+    "alibi_slopes",
+    "alibi_bias",
+]
+
+
+def relative_positions(
+    query_len: int, key_len: int, *, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """Matrix of relative positions ``key - query`` for self-attention with a key/value cache.
+
+    Queries are the last ``query_len`` of the ``key_len`` positions (the usual layout when new
+    tokens attend to a cache): query ``i`` sits at position ``key_len - query_len + i``.
+
+    Parameters
+    ----------
+    query_len
+        Number of queries, ``>= 0`` and ``<= key_len``.
+    key_len
+        Number of keys, ``>= 0``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(query_len, key_len)``, int64; entry ``[i, j]`` is ``j - (key_len - query_len + i)``.
+    """
+    query_len = check_int("query_len", query_len)
+    key_len = check_int("key_len", key_len)
+    if query_len > key_len:
+        raise ValueError(
+            f"query_len must be <= key_len (queries are the last query_len of key_len "
+            f"positions), got query_len={query_len}, key_len={key_len}"
+        )
+    queries = torch.arange(key_len - query_len, key_len, device=device)[:, None]  # (Lq, 1)
+    keys = torch.arange(key_len, device=device)[None, :]  # (1, Lk)
+    return keys - queries
+
+
+def shaw_relative_index(relative_position: torch.Tensor, max_relative_position: int) -> torch.Tensor:
+    r"""Clip relative positions to :math:`[-K, K]` and shift them to table rows :math:`0..2K`.
+
+    Shaw et al. learn one vector per clipped distance; this is the index into that
+    ``(2K + 1, head_dim)`` table. Distances beyond :math:`K` share the edge rows.
+
+    Parameters
+    ----------
+    relative_position
+        Integer tensor of ``key - query`` distances, any shape.
+    max_relative_position
+        :math:`K \ge 1`.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape, int64, values in ``[0, 2K]``.
+    """
+    relative_position = _check_int_tensor("relative_position", relative_position)
+    k = check_int("max_relative_position", max_relative_position, minimum=1)
+    return relative_position.clamp(-k, k).to(torch.int64) + k
+
+
+def t5_relative_bucket(
+    relative_position: torch.Tensor,
+    *,
+    bidirectional: bool = True,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+) -> torch.Tensor:
+    r"""T5's bucket index for each relative position ``key - query``.
+
+    Half of the buckets (per direction when ``bidirectional``) hold the exact distances
+    :math:`0 .. e-1` with :math:`e` = ``num_buckets // 2`` (per direction); larger distances
+    :math:`n` go to bucket
+
+    .. math::
+
+        e + \left\lfloor \frac{\ln(n/e)}{\ln(\text{max\_distance}/e)}\,(N - e) \right\rfloor,
+
+    capped at :math:`N - 1`, so every distance from ``max_distance`` on shares the last bucket.
+    Bidirectional (encoder): keys after the query get the upper half of the buckets. Causal
+    (decoder, ``bidirectional=False``): only the past is distinguished; future keys share bucket
+    0 with distance 0 (they are masked anyway).
+
+    The logarithm is evaluated in float32, as in the Mesh TensorFlow original and HF
+    transformers, so that bucket edges match the published checkpoints bit for bit.
+
+    Parameters
+    ----------
+    relative_position
+        Integer tensor of ``key - query`` distances, any shape.
+    bidirectional
+        Encoder-style (both directions) or decoder-style (past only).
+    num_buckets
+        :math:`N`, total number of buckets; even and ``>= 4`` when bidirectional, ``>= 2``
+        otherwise.
+    max_distance
+        Distance from which all distances share the last bucket; larger than the number of
+        exact buckets.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape, int64, values in ``[0, num_buckets - 1]``.
+    """
+    relative_position = _check_int_tensor("relative_position", relative_position).to(torch.int64)
+    if not isinstance(bidirectional, bool):
+        raise TypeError(f"bidirectional must be True or False, got {bidirectional!r}")
+    num_buckets = check_int("num_buckets", num_buckets, minimum=4 if bidirectional else 2)
+    if bidirectional and num_buckets % 2:
+        raise ValueError(f"num_buckets must be even when bidirectional, got {num_buckets}")
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    max_exact = per_direction // 2
+    max_distance = check_int("max_distance", max_distance, minimum=1)
+    if max_distance <= max_exact:
+        raise ValueError(
+            f"max_distance must be > {max_exact} (the number of exact buckets), got {max_distance}"
+        )
+
+    buckets = torch.zeros_like(relative_position)
+    if bidirectional:
+        buckets += (relative_position > 0).to(torch.int64) * per_direction  # future half
+        distance = relative_position.abs()
+    else:
+        distance = (-relative_position).clamp(min=0)  # the future collapses to distance 0
+    # Guard the log against distance 0; those entries take the exact branch anyway.
+    scaled = torch.log(distance.clamp(min=1).float() / max_exact) / math.log(
+        max_distance / max_exact
+    )
+    large = max_exact + (scaled * (per_direction - max_exact)).to(torch.int64)
+    large = large.clamp(max=per_direction - 1)
+    return buckets + torch.where(distance < max_exact, distance, large)
+
+
+def alibi_slopes(
+    num_heads: int,
+    *,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    r"""ALiBi's per-head slopes :math:`m_h`, including head counts that are not powers of two.
+
+    For :math:`n` a power of two, :math:`m_h = 2^{-8h/n}` for :math:`h = 1..n`. Otherwise,
+    with :math:`c = 2^{\lfloor \log_2 n \rfloor}`: the :math:`c` slopes for :math:`c` heads,
+    followed by the first :math:`n - c` of every other slope (:math:`h = 1, 3, 5, \dots`) of the
+    :math:`2c`-head set. That sequence is not monotone (the extra slopes restart near the top);
+    using :math:`2^{-8h/n}` for any :math:`n` is a different, wrong, set.
+
+    Parameters
+    ----------
+    num_heads
+        Number of attention heads, ``>= 1``.
+    device, dtype
+        Where and in which floating dtype to return the slopes (computed in float64).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(num_heads,)``.
+
+    Examples
+    --------
+    >>> alibi_slopes(8)
+    tensor([0.5000, 0.2500, 0.1250, 0.0625, 0.0312, 0.0156, 0.0078, 0.0039])
+    """
+    num_heads = check_int("num_heads", num_heads, minimum=1)
+    dtype = check_float_dtype("dtype", dtype)
+    closest = 2 ** int(math.floor(math.log2(num_heads)))
+    slopes = _power_of_two_slopes(closest)
+    if closest < num_heads:
+        slopes += _power_of_two_slopes(2 * closest)[0::2][: num_heads - closest]
+    return torch.tensor(slopes, dtype=torch.float64).to(device=device, dtype=dtype)
+
+
+def _power_of_two_slopes(n: int) -> list[float]:
+    # 2^(-8h/n) = (2^(-8/n))^h: a geometric sequence starting at, and with ratio, 2^(-8/n).
+    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+def alibi_bias(
+    num_heads: int,
+    query_len: int,
+    key_len: int,
+    *,
+    causal: bool = True,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    r"""ALiBi's additive attention bias :math:`-m_h\,(i - j)` for query position :math:`i`, key :math:`j`.
+
+    Queries are the last ``query_len`` of the ``key_len`` positions (see
+    :func:`relative_positions`), so the same function serves a full prompt and one new token
+    attending to a key/value cache: nothing in the past is re-encoded.
+
+    Parameters
+    ----------
+    num_heads
+        Number of heads, ``>= 1`` (slopes from :func:`alibi_slopes`).
+    query_len, key_len
+        Sequence lengths, ``0 <= query_len <= key_len``.
+    causal
+        ``True`` (the paper's language-model setting): keys after the query get ``-inf``, so the
+        result is the bias and the causal mask in one tensor, ready to add to the logits.
+        ``False``: the symmetric form :math:`-m_h\,|i - j|` used by bidirectional variants.
+    device, dtype
+        Where and in which floating dtype to return the bias.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(num_heads, query_len, key_len)``.
+    """
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    slopes = alibi_slopes(num_heads, device=device, dtype=torch.float64)
+    rel = relative_positions(query_len, key_len, device=device)  # (Lq, Lk), key - query
+    # -|i - j| in integers, so that the diagonal is +0.0 rather than -0.0 after scaling.
+    bias = slopes[:, None, None] * (-rel.abs()).to(torch.float64)  # (H, Lq, Lk)
+    if causal:
+        bias = bias.masked_fill(rel > 0, float("-inf"))
+    return bias.to(check_float_dtype("dtype", dtype))
+
+
+def _check_int_tensor(name: str, value: object) -> torch.Tensor:
+    value = check_tensor(name, value)
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
+    return value
