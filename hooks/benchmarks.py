@@ -1,0 +1,1 @@
+"""Benchmark figures for the site (placeholder until the benchmark work lands)."""
