@@ -30,8 +30,16 @@ from .relative import (
     shaw_relative_index,
     t5_relative_bucket,
 )
-
-# --- rope exports (rope.py, rope_scaling.py) ---
+from .rope import (
+    RotaryEmbedding,
+    apply_rope,
+    apply_rope_loop,
+    permute_qk_weight,
+    rope_cos_sin,
+    to_half_layout,
+    to_interleaved_layout,
+)
+from .rope_scaling import ScaledFrequencies
 
 __version__ = "0.1.0"
 
@@ -53,5 +61,12 @@ __all__ = [
     "sinusoidal_loop",
     "t5_relative_bucket",
     "wavelengths",
-    # --- rope __all__ entries ---
+    "RotaryEmbedding",
+    "ScaledFrequencies",
+    "apply_rope",
+    "apply_rope_loop",
+    "permute_qk_weight",
+    "rope_cos_sin",
+    "to_half_layout",
+    "to_interleaved_layout",
 ]
