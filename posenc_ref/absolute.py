@@ -402,13 +402,19 @@ class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):
     ) -> None:
         super().__init__(dim, max_len, dropout, batch_first)
         self.base = check_base(base)
-        self.register_buffer("table", sinusoidal(self.max_len, self.dim, self.base), persistent=False)
+        self.register_buffer(
+            "table", sinusoidal(self.max_len, self.dim, self.base), persistent=False
+        )
 
     def _table(self) -> torch.Tensor:
         return self.table
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, max_len={self.max_len}, base={self.base}, batch_first={self.batch_first}"
+        """Summarise the configuration in ``repr(module)``."""
+        return (
+            f"dim={self.dim}, max_len={self.max_len}, base={self.base}, "
+            f"batch_first={self.batch_first}"
+        )
 
 
 class LearnedPositionalEmbedding(_AdditivePositionalEncoding):
@@ -447,4 +453,5 @@ class LearnedPositionalEmbedding(_AdditivePositionalEncoding):
         return self.weight
 
     def extra_repr(self) -> str:
+        """Summarise the configuration in ``repr(module)``."""
         return f"max_len={self.max_len}, dim={self.dim}, batch_first={self.batch_first}"

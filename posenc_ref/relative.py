@@ -43,7 +43,8 @@ def relative_positions(
     Returns
     -------
     torch.Tensor
-        Shape ``(query_len, key_len)``, int64; entry ``[i, j]`` is ``j - (key_len - query_len + i)``.
+        Shape ``(query_len, key_len)``, int64; entry ``[i, j]`` is
+        ``j - (key_len - query_len + i)``.
     """
     query_len = check_int("query_len", query_len)
     key_len = check_int("key_len", key_len)
@@ -57,7 +58,9 @@ def relative_positions(
     return keys - queries
 
 
-def shaw_relative_index(relative_position: torch.Tensor, max_relative_position: int) -> torch.Tensor:
+def shaw_relative_index(
+    relative_position: torch.Tensor, max_relative_position: int
+) -> torch.Tensor:
     r"""Clip relative positions to :math:`[-K, K]` and shift them to table rows :math:`0..2K`.
 
     Shaw et al. learn one vector per clipped distance; this is the index into that
@@ -206,7 +209,7 @@ def alibi_bias(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    r"""ALiBi's additive attention bias :math:`-m_h\,(i - j)` for query position :math:`i`, key :math:`j`.
+    r"""ALiBi's additive attention bias :math:`-m_h\,(i - j)` (query :math:`i`, key :math:`j`).
 
     Queries are the last ``query_len`` of the ``key_len`` positions (see
     :func:`relative_positions`), so the same function serves a full prompt and one new token

@@ -144,7 +144,7 @@ def test_relative_rotation(dim, base, t, k):
 
 
 def test_worked_example_base_10000():
-    """d = 4, n = 10000, positions 0..3: the second pair turns 100 times slower (angles k/100).
+    """D = 4, n = 10000, positions 0..3: the second pair turns 100 times slower (angles k/100).
 
     Row 1 as published on the Sinusoidal page: 0.84147098, 0.54030231, 0.00999983, 0.99995000.
     """
@@ -158,7 +158,7 @@ def test_worked_example_base_10000():
 
 
 def test_worked_example_base_100():
-    """d = 4, n = 100, 10 positions: the second pair uses k/10; div terms are 1.0 and 0.1."""
+    """D = 4, n = 100, 10 positions: the second pair uses k/10; div terms are 1.0 and 0.1."""
     assert inv_freq(4, 100.0).tolist() == pytest.approx([1.0, 0.1], rel=1e-15)
     table = sinusoidal(10, 4, 100.0, dtype=torch.float64).numpy()
     np.testing.assert_allclose(table[1], [0.8415, 0.5403, 0.0998, 0.9950], rtol=0, atol=5e-5)
@@ -303,7 +303,13 @@ BAD_CALLS = [
     (binary_encoding, (-4, 3), {}, ValueError, "num_positions must be an integer >= 0"),
     (SinusoidalPositionalEncoding, (5,), {}, ValueError, "dim must be a positive even integer"),
     (SinusoidalPositionalEncoding, (4, 0), {}, ValueError, "max_len must be an integer >= 1"),
-    (SinusoidalPositionalEncoding, (4,), {"dropout": 1.0}, ValueError, r"dropout must be in \[0, 1\)"),
+    (
+        SinusoidalPositionalEncoding,
+        (4,),
+        {"dropout": 1.0},
+        ValueError,
+        r"dropout must be in \[0, 1\)",
+    ),
     (SinusoidalPositionalEncoding, (4,), {"batch_first": 1}, TypeError, "batch_first must be True"),
     (LearnedPositionalEmbedding, (0, 4), {}, ValueError, "max_len must be an integer >= 1"),
     (LearnedPositionalEmbedding, (4, 3), {}, ValueError, "dim must be a positive even integer"),

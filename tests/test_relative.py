@@ -1,0 +1,240 @@
+"""Relative schemes: Shaw clipping, T5 buckets, ALiBi (posenc_ref/relative.py)."""
+
+import math
+
+import pytest
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from posenc_ref import (
+    alibi_bias,
+    alibi_slopes,
+    relative_positions,
+    shaw_relative_index,
+    t5_relative_bucket,
+)
+
+
+def reference_slopes(n: int) -> list[float]:
+    """The ALiBi paper's recipe, restated: geometric for powers of two, interleaved otherwise."""
+
+    def geometric(m: int) -> list[float]:
+        start = 2 ** (-(2 ** -(math.log2(m) - 3)))  # 2^(-8/m), also the ratio
+        return [start * start**i for i in range(m)]
+
+    if math.log2(n).is_integer():
+        return geometric(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return geometric(closest) + reference_slopes(2 * closest)[0::2][: n - closest]
+
+
+@given(st.integers(1, 128))
+@example(12)
+@example(1)
+def test_alibi_slopes_reference(num_heads):
+    """Slopes equal the reference sequence for every head count, powers of two or not."""
+    got = alibi_slopes(num_heads, dtype=torch.float64)
+    assert got.shape == (num_heads,)
+    torch.testing.assert_close(
+        got, torch.tensor(reference_slopes(num_heads), dtype=torch.float64), rtol=1e-14, atol=0
+    )
+
+
+def test_alibi_slopes_published_values():
+    """8 heads: 1/2, 1/4, ..., 1/256. 12 heads: those, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5."""
+    exponents_8 = [-1, -2, -3, -4, -5, -6, -7, -8]
+    torch.testing.assert_close(
+        alibi_slopes(8, dtype=torch.float64),
+        torch.tensor([2.0**e for e in exponents_8], dtype=torch.float64),
+    )
+    exponents_12 = exponents_8 + [-0.5, -1.5, -2.5, -3.5]
+    torch.testing.assert_close(
+        alibi_slopes(12, dtype=torch.float64),
+        torch.tensor([2.0**e for e in exponents_12], dtype=torch.float64),
+    )
+
+
+@given(st.integers(2, 128))
+def test_alibi_slopes_not_monotone(num_heads):
+    """Strictly decreasing exactly for powers of two; otherwise the extra slopes restart high."""
+    slopes = alibi_slopes(num_heads, dtype=torch.float64)
+    decreasing = bool(torch.all(slopes[1:] < slopes[:-1]))
+    assert decreasing == math.log2(num_heads).is_integer()
+    # Not the same set as the naive 2^(-8h/n) for all n.
+    naive = torch.tensor([2.0 ** (-8 * h / num_heads) for h in range(1, num_heads + 1)])
+    same = torch.allclose(slopes.float(), naive)
+    assert same == math.log2(num_heads).is_integer()
+
+
+@given(st.integers(1, 16), st.integers(1, 24))
+def test_alibi_bias_linear(num_heads, length):
+    """bias[h, i, j] = -m_h (i - j) for j <= i, -inf after the query (causal)."""
+    bias = alibi_bias(num_heads, length, length, dtype=torch.float64)
+    slopes = alibi_slopes(num_heads, dtype=torch.float64)
+    for i in range(length):
+        for j in range(length):
+            if j <= i:
+                torch.testing.assert_close(bias[:, i, j], -slopes * (i - j), rtol=1e-15, atol=0)
+            else:
+                assert torch.all(bias[:, i, j] == float("-inf"))
+    symmetric = alibi_bias(num_heads, length, length, causal=False, dtype=torch.float64)
+    torch.testing.assert_close(symmetric, symmetric.transpose(1, 2))
+    assert torch.all(symmetric.diagonal(dim1=1, dim2=2) == 0)
+
+
+@given(st.integers(1, 8), st.integers(1, 32), st.data())
+def test_alibi_bias_kv_cache_rows(num_heads, key_len, data):
+    """New queries attending to a cache get the last rows of the full bias: nothing re-encoded."""
+    query_len = data.draw(st.integers(0, key_len))
+    full = alibi_bias(num_heads, key_len, key_len)
+    cached = alibi_bias(num_heads, query_len, key_len)
+    assert cached.shape == (num_heads, query_len, key_len)
+    torch.testing.assert_close(cached, full[:, key_len - query_len :])
+
+
+@given(st.integers(0, 20), st.integers(0, 20))
+def test_relative_positions(query_len, extra):
+    key_len = query_len + extra
+    rel = relative_positions(query_len, key_len)
+    for i in range(query_len):
+        for j in range(key_len):
+            assert rel[i, j] == j - (extra + i)
+
+
+BUCKET_CONFIGS = st.sampled_from([(32, 128), (16, 64), (8, 20), (64, 512), (4, 10)])
+
+
+@given(BUCKET_CONFIGS, st.booleans())
+@example((32, 128), True)
+@example((32, 128), False)
+def test_t5_buckets_monotone(config, bidirectional):
+    """Within each direction, the bucket never decreases as the distance grows."""
+    num_buckets, max_distance = config
+    distance = torch.arange(0, 4 * max_distance)
+    past = t5_relative_bucket(
+        -distance, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+    assert torch.all(past[1:] >= past[:-1])
+    assert past.min() >= 0 and past.max() <= num_buckets - 1
+    if bidirectional:
+        future = t5_relative_bucket(
+            distance[1:], num_buckets=num_buckets, max_distance=max_distance
+        )
+        assert torch.all(future[1:] >= future[:-1])
+        # The two directions use disjoint halves of the buckets.
+        assert set(past.tolist()).isdisjoint(future.tolist())
+    else:
+        future = t5_relative_bucket(
+            distance, bidirectional=False, num_buckets=num_buckets, max_distance=max_distance
+        )
+        assert torch.all(future == 0)  # a decoder only tells past distances apart
+
+
+@given(BUCKET_CONFIGS, st.booleans(), st.integers(0, 10_000))
+def test_t5_buckets_saturate(config, bidirectional, beyond):
+    """Every distance from max_distance on lands in the direction's last bucket."""
+    num_buckets, max_distance = config
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    rel = torch.tensor([-(max_distance + beyond)])
+    bucket = t5_relative_bucket(
+        rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+    assert bucket.item() == per_direction - 1
+    # The cap, not the log rule, decides from max_distance on: there, the uncapped formula
+    # e + ln(n/e)/ln(max_distance/e) * (N - e) reaches N, one past the last bucket.
+    e = per_direction // 2
+    uncapped = e + math.log((max_distance + beyond) / e) / math.log(max_distance / e) * e
+    assert uncapped >= per_direction - 1e-9
+
+
+@given(BUCKET_CONFIGS, st.booleans())
+def test_t5_exact_buckets(config, bidirectional):
+    """Small distances (below half a direction's buckets) each get their own bucket."""
+    num_buckets, max_distance = config
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    exact = torch.arange(per_direction // 2)
+    got = t5_relative_bucket(
+        -exact, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+    assert got.tolist() == exact.tolist()
+    if bidirectional:
+        got_future = t5_relative_bucket(
+            exact[1:], num_buckets=num_buckets, max_distance=max_distance
+        )
+        assert got_future.tolist() == (exact[1:] + per_direction).tolist()
+
+
+def test_t5_matches_transformers():
+    """Bit-for-bit agreement with HF transformers' T5 bucketing (the checkpoints' reference)."""
+    t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
+    rel = torch.arange(-700, 700)[None, :] - torch.arange(0, 3)[:, None]
+    for bidirectional in (True, False):
+        for num_buckets, max_distance in [(32, 128), (64, 256), (16, 40)]:
+            theirs = t5.T5Attention._relative_position_bucket(
+                rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+            )
+            ours = t5_relative_bucket(
+                rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+            )
+            torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+
+
+def test_alibi_matches_bloom():
+    """HF Bloom's ALiBi slopes are the same set (its fp32 pow needs a relative tolerance)."""
+    bloom = pytest.importorskip("transformers.models.bloom.modeling_bloom")
+    for num_heads in (1, 4, 8, 12, 16, 20, 32, 40):
+        mask = torch.ones(1, 5)
+        theirs = bloom.build_alibi_tensor(mask, num_heads, torch.float32)  # (heads, 1, keys)
+        slopes_from_bloom = theirs[:, 0, 1]  # slope * key position 1
+        torch.testing.assert_close(slopes_from_bloom, alibi_slopes(num_heads), rtol=1e-6, atol=0)
+
+
+@given(st.integers(1, 16), st.lists(st.integers(-100, 100), min_size=1, max_size=50))
+def test_shaw_clipping(k, distances):
+    """Distances are clipped to [-K, K] and shifted to rows 0..2K."""
+    rel = torch.tensor(distances)
+    index = shaw_relative_index(rel, k)
+    assert index.min() >= 0 and index.max() <= 2 * k
+    for d, row in zip(distances, index.tolist(), strict=True):
+        assert row == max(-k, min(k, d)) + k
+
+
+BAD_CALLS = [
+    (alibi_slopes, (0,), {}, ValueError, "num_heads must be an integer >= 1"),
+    (alibi_slopes, (2.0,), {}, TypeError, "num_heads must be an integer"),
+    (alibi_bias, (4, 5, 3), {}, ValueError, "query_len must be <= key_len"),
+    (alibi_bias, (4, -1, 3), {}, ValueError, "query_len must be an integer >= 0"),
+    (alibi_bias, (4, 2, 3), {"causal": "yes"}, TypeError, "causal must be True or False"),
+    (relative_positions, (2, 1), {}, ValueError, "query_len must be <= key_len"),
+    (t5_relative_bucket, (torch.tensor([1.5]),), {}, TypeError, "integer tensor"),
+    (t5_relative_bucket, ([1, 2],), {}, TypeError, "relative_position must be a torch.Tensor"),
+    (t5_relative_bucket, (torch.tensor([1]),), {"num_buckets": 31}, ValueError, "must be even"),
+    (t5_relative_bucket, (torch.tensor([1]),), {"num_buckets": 2}, ValueError, ">= 4"),
+    (
+        t5_relative_bucket,
+        (torch.tensor([1]),),
+        {"max_distance": 8},
+        ValueError,
+        "max_distance must be > 8",
+    ),
+    (
+        t5_relative_bucket,
+        (torch.tensor([1]),),
+        {"bidirectional": 1},
+        TypeError,
+        "bidirectional must be",
+    ),
+    (shaw_relative_index, (torch.tensor([1]), 0), {}, ValueError, "max_relative_position must be"),
+]
+
+
+@pytest.mark.parametrize(
+    ("func", "args", "kwargs", "error", "message"),
+    BAD_CALLS,
+    ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(BAD_CALLS)],
+)
+def test_bad_arguments(func, args, kwargs, error, message):
+    """Each bad argument raises an error that names it and says what is accepted."""
+    with pytest.raises(error, match=message):
+        func(*args, **kwargs)
