@@ -206,8 +206,11 @@ def apply_rope(
     For pair :math:`(u, v)` (coordinates chosen by ``layout``),
     :math:`u' = u\cos_u - v\sin_u` and :math:`v' = v\cos_v + u\sin_v`, i.e.
     ``x * cos + rotate(x) * sin`` with ``rotate`` mapping each pair :math:`(u, v)` to
-    :math:`(-v, u)`. Written as one multiplication over the whole tensor followed by two fused
-    multiply-adds on halves of it, with no ``rotate_half``/``torch.cat`` temporaries.
+    :math:`(-v, u)`. The tables must carry the same angle in both coordinates of a pair, as every
+    table from :func:`rope_cos_sin` does: the interleaved path reads only ``cos[..., 0::2]`` and
+    ``sin[..., 0::2]`` (one complex multiplication, the cost of a copy), the half path reads both
+    halves (one product and two fused multiply-adds, no ``rotate_half``/``torch.cat``
+    temporaries).
 
     bfloat16/float16 inputs are rotated in float32 and cast back once; otherwise the rotation runs
     in ``x.dtype`` (``cos``/``sin`` are cast to it, which costs only their size).
@@ -280,26 +283,57 @@ def apply_rope(
     work = _compute_dtype(x.dtype)
     xw = x.to(work)  # no copy unless x is half precision
     cos, sin = cos.to(work), sin.to(work)
-    # The float32 result can go straight into `out` unless a final cast is needed.
+    # Without a final cast the result can be written straight into `out`.
     direct = out is not None and work == x.dtype
-    if direct:
-        result = torch.mul(xw, cos, out=out)
-    else:
-        result = xw * cos  # (..., seq_len, head_dim): the only full-size allocation
     if layout == "interleaved":
-        # (..., d/2, 2) views; index 0 is u = x[2i], index 1 is v = x[2i+1]
-        x_pairs, s_pairs, r_pairs = (t.unflatten(-1, (-1, 2)) for t in (xw, sin, result))
-        r_pairs[..., 0].addcmul_(x_pairs[..., 1], s_pairs[..., 0], value=-1.0)  # u cos - v sin
-        r_pairs[..., 1].addcmul_(x_pairs[..., 0], s_pairs[..., 1])  # v cos + u sin
+        result = _rotate_interleaved(xw, cos, sin, out if direct else None)
     else:
-        h = head_dim // 2
-        result[..., :h].addcmul_(xw[..., h:], sin[..., :h], value=-1.0)  # u cos - v sin
-        result[..., h:].addcmul_(xw[..., :h], sin[..., h:])  # v cos + u sin
+        result = _rotate_half_split(xw, cos, sin, out if direct else None)
     if direct:
         return out
     if out is not None:
         return out.copy_(result)
     return result.to(x.dtype)
+
+
+def _as_complex(t: torch.Tensor) -> torch.Tensor:
+    # (..., d) real -> (..., d/2) complex view: pair (x[2i], x[2i+1]) becomes x[2i] + i x[2i+1].
+    pairs = t.unflatten(-1, (-1, 2))
+    try:
+        return torch.view_as_complex(pairs)
+    except RuntimeError:  # strides or offset not a whole number of pairs: copy once
+        return torch.view_as_complex(pairs.contiguous())
+
+
+def _rotate_interleaved(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor | None
+) -> torch.Tensor:
+    # Rotating pair (u, v) by angle t is multiplying u + iv by cos t + i sin t (Meta's Llama code
+    # does the same). One complex multiplication reads x once and writes the result once, which
+    # keeps this at the cost of a copy; real arithmetic on strided even/odd columns is ~3x slower.
+    rotation = torch.complex(cos[..., 0::2], sin[..., 0::2])  # (..., seq_len, d/2)
+    if out is not None and out.stride(-1) == 1:
+        try:
+            torch.mul(
+                _as_complex(x), rotation, out=torch.view_as_complex(out.unflatten(-1, (-1, 2)))
+            )
+            return out
+        except RuntimeError:  # `out` not viewable as complex: fall through
+            pass
+    result = torch.view_as_real(_as_complex(x) * rotation).flatten(-2)  # (..., seq_len, d)
+    return result if out is None else out.copy_(result)
+
+
+def _rotate_half_split(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor | None
+) -> torch.Tensor:
+    # HF's x * cos + rotate_half(x) * sin, without building rotate_half(x): one product over the
+    # whole tensor, then a fused multiply-add into each half (no torch.cat, one allocation).
+    h = x.shape[-1] // 2
+    result = torch.mul(x, cos, out=out) if out is not None else x * cos
+    result[..., :h].addcmul_(x[..., h:], sin[..., :h], value=-1.0)  # u cos - v sin
+    result[..., h:].addcmul_(x[..., :h], sin[..., h:])  # v cos + u sin
+    return result
 
 
 def apply_rope_loop(
