@@ -692,20 +692,31 @@ class RotaryEmbedding(nn.Module):
         """
         positions = _check_positions(positions, integer_only=True)
         dtype = check_float_dtype("dtype", dtype)
-        needed = int(positions.max().item()) + 1 if positions.numel() else 0
+        return self._rows(positions, None, dtype)
+
+    def _rows(
+        self, positions: torch.Tensor | None, span: tuple[int, int] | None, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        # `span` (start, stop) stands for positions start .. stop - 1 and is served by slicing
+        # the table (a view, no gather): the common case without packed sequences.
         device = self.cos_cached.device
+        if positions is None:
+            needed = span[1]
+        else:
+            positions = positions.to(device)
+            needed = int(positions.max().item()) + 1 if positions.numel() else 0
         if self.method == "dynamic_ntk" and needed > self.scaling_params["original_max_len"]:
+            # The frequencies depend on this call's length: not cacheable.
+            if positions is None:
+                positions = torch.arange(*span, device=device)
             freqs = dynamic_ntk(self.head_dim, self.base, seq_len=needed, **self.scaling_params)
-            return rope_cos_sin(
-                positions.to(device), freqs.inv_freq, layout=self.layout, dtype=dtype
-            )
-        if needed > self.max_len or self.cos_cached.dtype != dtype:
-            self._build(
-                max(needed, 2 * self.max_len if needed > self.max_len else self.max_len),
-                device,
-                dtype,
-            )
-        positions = positions.to(device)
+            return rope_cos_sin(positions, freqs.inv_freq, layout=self.layout, dtype=dtype)
+        if needed > self.max_len:
+            self._build(max(needed, 2 * self.max_len), device, dtype)  # doubling: amortised growth
+        elif self.cos_cached.dtype != dtype:
+            self._build(self.max_len, device, dtype)  # e.g. after .to(torch.bfloat16)
+        if positions is None:
+            return self.cos_cached[span[0] : span[1]], self.sin_cached[span[0] : span[1]]
         return self.cos_cached[positions], self.sin_cached[positions]
 
     def forward(
@@ -751,8 +762,9 @@ class RotaryEmbedding(nn.Module):
                 f"{tuple(k.shape)}; rotate them in separate calls with explicit positions"
             )
         seq_len = q.shape[-2]
+        span = None
         if positions is None:
-            positions = torch.arange(offset, offset + seq_len, device=self.cos_cached.device)
+            span = (offset, offset + seq_len)
         elif offset:
             raise ValueError("give either positions or offset, not both (add the offset yourself)")
         else:
@@ -763,7 +775,7 @@ class RotaryEmbedding(nn.Module):
                     f"got {tuple(positions.shape)}"
                 )
         dtype = torch.float64 if torch.float64 in (q.dtype, k.dtype) else torch.float32
-        cos, sin = self.cos_sin(positions, dtype=dtype)
+        cos, sin = self._rows(positions, span, dtype)
         q_rot = apply_rope(q, cos.to(q.device), sin.to(q.device), layout=self.layout)
         k_rot = apply_rope(k, cos.to(k.device), sin.to(k.device), layout=self.layout)
         return q_rot, k_rot
