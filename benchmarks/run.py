@@ -1,0 +1,127 @@
+"""Run the benchmarks and write the results file.
+
+Usage::
+
+    python -m benchmarks.run [--quick] [--out PATH] [--only NAME ...] [--threads N]
+
+``--quick`` runs tiny sizes with few repeats (seconds; for the tests, not for publishing).
+Without ``--out`` a full run writes ``benchmarks/results.json``, the file the site is built from,
+and a quick run writes nothing unless given a path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from . import accuracy, import_cost, rope, sinusoidal
+from .harness import gpu_info, library_versions, machine_info, set_threads
+
+RESULTS = Path(__file__).with_name("results.json")
+SCHEMA_VERSION = 1
+FAMILIES = {
+    "sinusoidal": sinusoidal.run,
+    "accuracy": accuracy.run,
+    "rope": rope.run,
+    "import": import_cost.run,
+}
+COMMAND = "python -m benchmarks.run"
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, few repeats")
+    parser.add_argument("--out", type=Path, help=f"results file (default {RESULTS.name})")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(FAMILIES),
+        metavar="NAME",
+        help=f"run only these families: {', '.join(FAMILIES)}",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch intra-op threads (default: torch's default, all cores)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="interleaved rounds per case (default 15; 3 with --quick)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the selected benchmark families, print a summary and write the JSON results.
+
+    Returns
+    -------
+    dict
+        The results, as written.
+    """
+    args = _arguments(argv)
+    threads = set_threads(args.threads)
+    repeats = args.repeats or (3 if args.quick else 15)
+    if repeats < 1:
+        raise SystemExit("--repeats must be at least 1")
+    names = args.only or list(FAMILIES)
+    command = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
+    started = time.perf_counter()
+    machine = machine_info()
+    results = {
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "quick": args.quick,
+        "machine": machine,
+        "gpu": gpu_info(),
+        "versions": library_versions(),
+        "settings": {
+            "torch_threads": threads,
+            "repeats": repeats,
+            "warmup_calls": 2,
+            "interleaved": True,
+            "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")},
+        },
+        "benchmarks": {},
+    }
+    with torch.inference_mode():  # no autograd bookkeeping, as in inference code
+        for name in names:
+            print(f"[{name}] running ...", flush=True)
+            family_start = time.perf_counter()
+            kwargs = {"quick": args.quick}
+            if name in {"sinusoidal", "rope"}:
+                kwargs["repeats"] = repeats
+            results["benchmarks"][name] = FAMILIES[name](**kwargs)
+            print(f"[{name}] {time.perf_counter() - family_start:.1f} s", flush=True)
+    load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
+    results["machine"]["load_average_after"] = (
+        [round(x, 2) for x in load_after] if load_after else None
+    )
+    results["elapsed_s"] = round(time.perf_counter() - started, 1)
+    results["targets"] = [
+        dict(target, family=name)
+        for name, family in results["benchmarks"].items()
+        for target in family.get("targets", [])
+    ]
+    out = args.out or (None if args.quick else RESULTS)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {out}")
+    for target in results["targets"]:
+        mark = "met " if target["met"] else "MISS"
+        print(f"{mark} {target['name']}: {target['measured']} (limit {target['limit']})")
+    return results
+
+
+if __name__ == "__main__":
+    main()
