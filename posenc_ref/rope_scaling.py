@@ -157,7 +157,9 @@ def dynamic_ntk(
     with current length :math:`\ell` = ``seq_len``. The bracket is 1 for :math:`\ell \le L` (no
     change inside the original context) and grows linearly after it (HF ``rope_type="dynamic"``,
     where :math:`L` is ``max_position_embeddings``). Plugging in :math:`\ell = sL` gives the
-    bracket :math:`s^2 - (s - 1)`, the static value vLLM uses under the same name.
+    bracket :math:`s^2 - (s - 1)`, the static value vLLM uses under the same name. With
+    :math:`s = 1` the bracket is :math:`\ell / L`: unlike the other methods, factor 1 is the
+    identity only inside the original context.
 
     Keys already in a KV cache keep the rotation they were written with: once the frequencies
     change, an old key and a new query are rotated with different frequencies and their score
@@ -240,7 +242,9 @@ def yarn(
     divided by :math:`s`; the ramp in between is linear in the pair index (as in the code people
     run; the paper writes it linear in the number of turns). With ``truncate=True`` ``low`` is
     floored and ``high`` ceiled; either way they are clamped to ``[0, dim - 1]`` (not
-    ``dim/2 - 1``: the deployed code does this), and ``high`` gets ``+0.001`` if they coincide.
+    ``dim/2 - 1``: the deployed code does this), and ``high`` becomes ``low + 0.001`` if it is not
+    above ``low`` (the reference code does so only when they are equal; see the comment in the
+    code for the one regime where this matters).
 
     The attention factor multiplies cos *and* sin, so logits are scaled by :math:`a^2`, the
     paper's :math:`\sqrt{1/t}` applied to both q and k.
@@ -293,8 +297,12 @@ def yarn(
     if truncate:
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, dim - 1)
-    if low == high:
-        high += 0.001  # as in the reference code: keeps the ramp finite (a step at `low`)
+    if high <= low:
+        # The reference code adds 0.001 when low == high (a step at `low`). When every pair turns
+        # more than beta_fast times (original_max_len > 64 pi base^2 roughly) the clamps leave
+        # high < low, and HF's ramp then interpolates *every* pair; keeping them all is what the
+        # method means, so the step is used there too. No released config is in that regime.
+        high = low + 0.001
     pair = torch.arange(dim // 2, dtype=torch.float64)
     gamma = ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 0: keep, 1: interpolate
     omega = _inv_freq(dim, base)

@@ -1,0 +1,388 @@
+"""Context extension (posenc_ref/rope_scaling.py).
+
+Factor 1 is the identity, PI equals positions / s, NTK keeps omega_0 and maps the slowest pair like
+PI, YaRN and Llama 3 band limits from independently computed turn counts, regression values from
+the papers' formulas evaluated with mpmath, and bad input.
+"""
+
+import math
+
+import mpmath
+import pytest
+import torch
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+
+from posenc_ref import apply_rope, apply_rope_loop, inv_freq, rope_cos_sin
+from posenc_ref.rope_scaling import (
+    SCALING_METHODS,
+    ScaledFrequencies,
+    dynamic_ntk,
+    linear,
+    llama3,
+    ntk_aware,
+    yarn,
+    yarn_mscale,
+)
+from tests.strategies import (
+    bases,
+    factors,
+    head_dims,
+    ntk_dims,
+    original_max_lens,
+    rope_positions,
+    seeds,
+)
+
+F64 = torch.float64
+
+
+def turns(dim: int, base: float, original_max_len: int) -> list[float]:
+    """Rotations of each pair within the original context, L * omega_i / (2 pi), with math."""
+    return [
+        original_max_len * math.pow(base, -2 * i / dim) / (2 * math.pi) for i in range(dim // 2)
+    ]
+
+
+def ratios(freqs: ScaledFrequencies, dim: int, base: float) -> torch.Tensor:
+    """omega'_i / omega_i: 1 = kept, 1/s = interpolated."""
+    return freqs.inv_freq / inv_freq(dim, base)
+
+
+# --- factor 1 is the identity -----------------------------------------------------------------
+
+
+@given(ntk_dims, bases, original_max_lens, st.integers(0, 1 << 18))
+@example(4, 10000.0, 4096, 0)
+def test_factor_one_is_identity(dim, base, original_max_len, seq_len):
+    """Factor 1 changes nothing (dynamic NTK: within the original context, see below)."""
+    plain = inv_freq(dim, base)
+    # Dynamic NTK's bracket at s = 1 is l / L: past the original length it still raises the base
+    # (HF's formula, which we follow), so its identity holds only for l <= L.
+    seq_len = min(seq_len, original_max_len)
+    results = {
+        "linear": linear(dim, base, factor=1.0),
+        "ntk_aware": ntk_aware(dim, base, factor=1.0),
+        "dynamic_ntk": dynamic_ntk(
+            dim, base, factor=1.0, seq_len=seq_len, original_max_len=original_max_len
+        ),
+        "yarn": yarn(dim, base, factor=1.0, original_max_len=original_max_len),
+        "llama3": llama3(dim, base, factor=1.0, original_max_len=original_max_len),
+    }
+    assert set(results) == set(SCALING_METHODS)
+    for name, freqs in results.items():
+        assert freqs.inv_freq.dtype == F64 and freqs.inv_freq.shape == (dim // 2,), name
+        torch.testing.assert_close(freqs.inv_freq, plain, rtol=1e-14, atol=0, msg=name)
+        assert freqs.attention_factor == 1.0, name
+
+
+# --- linear (Position Interpolation) ----------------------------------------------------------
+
+
+@given(head_dims, bases, factors, st.lists(rope_positions, min_size=1, max_size=4), seeds)
+@example(2, 10000.0, 4.0, [0, 1, 4], 0)
+def test_linear_equals_positions_divided_by_factor(dim, base, factor, positions, seed):
+    """Rotating position m with omega / s is rotating position m / s with omega (the oracle)."""
+    x = torch.randn(len(positions), dim, generator=torch.Generator().manual_seed(seed), dtype=F64)
+    freqs = linear(dim, base, factor=factor)
+    cos, sin = rope_cos_sin(torch.tensor(positions), freqs.inv_freq, dtype=F64)
+    scaled = apply_rope(x, cos, sin)
+    fractional = torch.tensor(positions, dtype=F64) / factor
+    expected = apply_rope_loop(x, fractional, inv_freq(dim, base))
+    torch.testing.assert_close(scaled, expected, rtol=0, atol=1e-9)
+
+
+# --- NTK-aware and dynamic NTK ----------------------------------------------------------------
+
+
+@given(ntk_dims, bases, factors)
+@example(4, 10000.0, 1.0)
+@example(128, 10000.0, 8.0)
+def test_ntk_keeps_fastest_and_maps_slowest_like_pi(dim, base, factor):
+    r = ratios(ntk_aware(dim, base, factor=factor), dim, base)
+    assert r[0] == 1.0
+    assert float(r[-1]) == pytest.approx(1 / factor, rel=1e-12)
+    # in between: every pair slowed, by at most s, more so the slower it is
+    assert torch.all(r <= 1.0 + 1e-15) and torch.all(r >= 1 / factor - 1e-15)
+    assert torch.all(r[1:] <= r[:-1] + 1e-15)
+
+
+@given(ntk_dims, bases, factors, original_max_lens, st.integers(0, 1 << 18))
+@example(4, 10000.0, 2.0, 4096, 4096)
+def test_dynamic_ntk_formula(dim, base, factor, original_max_len, seq_len):
+    """No change up to the original length; past it, NTK with the bracket s * l / L - (s - 1)."""
+    got = dynamic_ntk(dim, base, factor=factor, seq_len=seq_len, original_max_len=original_max_len)
+    if seq_len <= original_max_len:
+        torch.testing.assert_close(got.inv_freq, inv_freq(dim, base), rtol=1e-14, atol=0)
+    bracket = factor * max(seq_len, original_max_len) / original_max_len - (factor - 1)
+    new_base = base * bracket ** (dim / (dim - 2))
+    expected = [math.pow(new_base, -2 * i / dim) for i in range(dim // 2)]
+    torch.testing.assert_close(got.inv_freq, torch.tensor(expected, dtype=F64), rtol=1e-12, atol=0)
+
+
+@given(ntk_dims, bases, factors, original_max_lens)
+def test_dynamic_ntk_at_extended_length_is_static_ntk(dim, base, factor, original_max_len):
+    """At l = s L the bracket is s^2 - (s - 1): the static value vLLM uses under "dynamic"."""
+    seq_len = factor * original_max_len
+    assume(seq_len == int(seq_len))
+    got = dynamic_ntk(
+        dim, base, factor=factor, seq_len=int(seq_len), original_max_len=original_max_len
+    )
+    static = ntk_aware(dim, base, factor=factor**2 - (factor - 1))
+    torch.testing.assert_close(got.inv_freq, static.inv_freq, rtol=1e-12, atol=0)
+
+
+@given(
+    ntk_dims, bases, factors, original_max_lens, st.integers(0, 1 << 16), st.integers(1, 1 << 16)
+)
+def test_dynamic_ntk_slows_down_as_length_grows(dim, base, factor, original_max_len, seq_len, more):
+    shorter = dynamic_ntk(
+        dim, base, factor=factor, seq_len=seq_len, original_max_len=original_max_len
+    )
+    longer = dynamic_ntk(
+        dim, base, factor=factor, seq_len=seq_len + more, original_max_len=original_max_len
+    )
+    assert torch.all(longer.inv_freq <= shorter.inv_freq * (1 + 1e-15))
+    assert longer.inv_freq[0] == 1.0
+
+
+# --- YaRN -------------------------------------------------------------------------------------
+
+
+@given(
+    head_dims,
+    bases,
+    factors,
+    original_max_lens,
+    st.sampled_from([(32.0, 1.0), (16.0, 2.0), (64.0, 0.5)]),
+    st.booleans(),
+)
+@example(8, 10000.0, 4.0, 64, (32.0, 1.0), True)
+@example(128, 500000.0, 32.0, 4096, (32.0, 1.0), False)
+def test_yarn_bands(dim, base, factor, original_max_len, betas, truncate):
+    """Pairs turning more than beta_fast times in L keep omega; fewer than beta_slow get omega / s.
+
+    The ratio omega' / omega falls monotonically in between.
+    """
+    beta_fast, beta_slow = betas
+    freqs = yarn(
+        dim,
+        base,
+        factor=factor,
+        original_max_len=original_max_len,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        truncate=truncate,
+    )
+    r = ratios(freqs, dim, base)
+    for i, n in enumerate(turns(dim, base, original_max_len)):
+        if n > beta_fast * (1 + 1e-9):
+            assert float(r[i]) == pytest.approx(1.0, rel=1e-12), (i, n)
+        elif n < beta_slow * (1 - 1e-9):
+            assert float(r[i]) == pytest.approx(1 / factor, rel=1e-12), (i, n)
+    assert torch.all(r[1:] <= r[:-1] + 1e-15)
+    assert torch.all(r <= 1 + 1e-15) and torch.all(r >= 1 / factor - 1e-15)
+
+
+@given(factors)
+@example(1.0)
+@example(16.0)
+def test_yarn_attention_factor(factor):
+    """Default a = 0.1 ln s + 1; an explicit value is the final a, not a multiplier."""
+    assert yarn(8, factor=factor, original_max_len=64).attention_factor == pytest.approx(
+        0.1 * math.log(factor) + 1.0, rel=1e-15
+    )
+    assert yarn(8, factor=factor, original_max_len=64, attention_factor=1.5).attention_factor == 1.5
+    assert yarn_mscale(factor, 0.707) == pytest.approx(0.1 * 0.707 * math.log(factor) + 1.0)
+
+
+def test_yarn_truncate_changes_the_ramp():
+    """truncate=False keeps the fractional correction range (gpt-oss configs): a different ramp."""
+    kw = {"factor": 32.0, "original_max_len": 4096}
+    a, b = yarn(64, 150000.0, **kw), yarn(64, 150000.0, truncate=False, **kw)
+    assert not torch.equal(a.inv_freq, b.inv_freq)
+    # fractional bounds from math, then the linear ramp over the pair index
+    low = 64 * math.log(4096 / (2 * math.pi * 32)) / (2 * math.log(150000.0))
+    high = 64 * math.log(4096 / (2 * math.pi * 1)) / (2 * math.log(150000.0))
+    for i in range(32):
+        gamma = min(max((i - low) / (high - low), 0.0), 1.0)
+        omega = 150000.0 ** (-2 * i / 64)
+        assert float(b.inv_freq[i]) == pytest.approx((1 - gamma) * omega + gamma * omega / 32)
+
+
+def test_yarn_upper_bound_clamped_at_dim_minus_one():
+    """The deployed code clamps the upper bound at dim - 1, not at the last pair dim/2 - 1.
+
+    When i*(beta_slow) lies past the last pair, the ramp runs on to dim - 1 and even the last
+    pair is only partly interpolated (a clamp at dim/2 - 1 would give it omega / s).
+    """
+    dim, base, s = 8, 10.0, 4.0
+    freqs = yarn(dim, base, factor=s, original_max_len=10**6, beta_fast=1e5, beta_slow=1.0)
+    low = math.floor(dim * math.log(10**6 / (2 * math.pi * 1e5)) / (2 * math.log(base)))
+    assert dim * math.log(10**6 / (2 * math.pi)) / (2 * math.log(base)) > dim - 1
+    high = dim - 1  # the clamp
+    for i in range(dim // 2):
+        gamma = min(max((i - low) / (high - low), 0.0), 1.0)
+        omega = base ** (-2 * i / dim)
+        assert float(freqs.inv_freq[i]) == pytest.approx((1 - gamma) * omega + gamma * omega / s)
+    assert float(freqs.inv_freq[-1]) > base ** (-(dim - 2) / dim) / s * 1.5
+
+
+def test_yarn_keeps_every_pair_when_all_are_fast():
+    """Every pair turns more than beta_fast times (tiny base): nothing is interpolated."""
+    freqs = yarn(8, 1.5, factor=4.0, original_max_len=4096)
+    assert min(turns(8, 1.5, 4096)) > 32
+    assert torch.equal(freqs.inv_freq, inv_freq(8, 1.5))
+
+
+# --- Llama 3 ----------------------------------------------------------------------------------
+
+
+@given(
+    head_dims,
+    bases,
+    factors,
+    st.sampled_from([(1.0, 4.0), (1.0, 1.0), (0.5, 8.0), (2.0, 3.0)]),
+    original_max_lens,
+)
+@example(128, 500000.0, 8.0, (1.0, 4.0), 8192)
+@example(2, 10000.0, 1.0, (1.0, 4.0), 8192)
+def test_llama3_bands(dim, base, factor, bands, original_max_len):
+    """Wavelength below L/high: kept; above L/low: divided by s; monotone and continuous between."""
+    low, high = bands
+    freqs = llama3(
+        dim,
+        base,
+        factor=factor,
+        low_freq_factor=low,
+        high_freq_factor=high,
+        original_max_len=original_max_len,
+    )
+    r = ratios(freqs, dim, base)
+    for i in range(dim // 2):
+        wavelength = 2 * math.pi / math.pow(base, -2 * i / dim)
+        if wavelength < original_max_len / high * (1 - 1e-9):
+            assert float(r[i]) == pytest.approx(1.0, rel=1e-12)
+        elif wavelength > original_max_len / low * (1 + 1e-9):
+            assert float(r[i]) == pytest.approx(1 / factor, rel=1e-12)
+        else:  # the blend, written from the definition
+            sigma = (original_max_len / wavelength - low) / (high - low) if high > low else 1.0
+            assert float(r[i]) == pytest.approx((1 - sigma) / factor + sigma, rel=1e-9)
+    assert torch.all(r[1:] <= r[:-1] + 1e-15)
+    assert freqs.attention_factor == 1.0
+
+
+# --- regression values from the papers' formulas (mpmath, 50 digits) --------------------------
+
+
+def mp_inv_freq(dim, base):
+    return [mpmath.power(base, mpmath.mpf(-2 * i) / dim) for i in range(dim // 2)]
+
+
+def test_regression_ntk_and_linear():
+    mpmath.mp.dps = 50
+    dim, base, s = 16, 10000, 8
+    new_base = base * mpmath.power(s, mpmath.mpf(dim) / (dim - 2))
+    expected = [mpmath.power(new_base, mpmath.mpf(-2 * i) / dim) for i in range(dim // 2)]
+    got = ntk_aware(dim, base, factor=s).inv_freq.tolist()
+    assert got == pytest.approx([float(v) for v in expected], rel=1e-14)
+    got = linear(dim, base, factor=s).inv_freq.tolist()
+    assert got == pytest.approx([float(v / s) for v in mp_inv_freq(dim, base)], rel=1e-14)
+
+
+def test_regression_yarn_small_config():
+    """YaRN for dim 8, base 10000, s 4, L 64: i*(32) < 0 -> low 0; i*(1) ~ 1.008 -> high ceil 2."""
+    mpmath.mp.dps = 50
+    dim, base, s, L = 8, 10000, 4, 64
+
+    def pair_index(turns):
+        return dim * mpmath.log(L / (2 * mpmath.pi * turns)) / (2 * mpmath.log(base))
+
+    low, high = max(mpmath.floor(pair_index(32)), 0), min(mpmath.ceil(pair_index(1)), dim - 1)
+    assert (low, high) == (0, 2)
+    expected = []
+    for i, omega in enumerate(mp_inv_freq(dim, base)):
+        gamma = min(max((i - low) / (high - low), 0), 1)
+        expected.append(float((1 - gamma) * omega + gamma * omega / s))
+    freqs = yarn(dim, base, factor=s, original_max_len=L)
+    assert freqs.inv_freq.tolist() == pytest.approx(expected, rel=1e-14)
+    assert freqs.attention_factor == pytest.approx(float(mpmath.mpf("0.1") * mpmath.log(s) + 1))
+    assert expected == pytest.approx([1.0, 0.0625, 0.0025, 0.00025], rel=1e-14)
+
+
+def test_regression_llama3_meta_defaults():
+    """Llama 3.1 (dim 128, base 500000, s 8, l 1, h 4, L 8192), band by band with mpmath."""
+    mpmath.mp.dps = 50
+    dim, base, s, lo, hi, L = 128, 500000, 8, 1, 4, 8192
+    expected = []
+    for omega in mp_inv_freq(dim, base):
+        wavelength = 2 * mpmath.pi / omega
+        if wavelength < L / hi:
+            expected.append(omega)
+        elif wavelength > L / lo:
+            expected.append(omega / s)
+        else:
+            sigma = (L / wavelength - lo) / (hi - lo)
+            expected.append((1 - sigma) * omega / s + sigma * omega)
+    got = llama3(dim).inv_freq.tolist()
+    assert got == pytest.approx([float(v) for v in expected], rel=1e-13)
+    kept = sum(1 for omega in mp_inv_freq(dim, base) if 2 * mpmath.pi / omega < L / hi)
+    divided = sum(1 for omega in mp_inv_freq(dim, base) if 2 * mpmath.pi / omega > L / lo)
+    assert (kept, divided) == (29, 29)  # 6 pairs in the blend: 29 .. 34
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: linear(7, factor=2.0), ValueError, "dim"),
+        (lambda: linear(8, factor=0.5), ValueError, "factor"),
+        (lambda: linear(8, factor="2"), TypeError, "factor"),
+        (lambda: linear(8, factor=math.inf), ValueError, "factor"),
+        (lambda: linear(8, 0.5, factor=2.0), ValueError, "base"),
+        (lambda: ntk_aware(2, factor=2.0), ValueError, "dim"),
+        (lambda: ntk_aware(8, factor=0.9), ValueError, "factor"),
+        (
+            lambda: dynamic_ntk(8, factor=2.0, seq_len=-1, original_max_len=16),
+            ValueError,
+            "seq_len",
+        ),
+        (
+            lambda: dynamic_ntk(8, factor=2.0, seq_len=4, original_max_len=0),
+            ValueError,
+            "original_max_len",
+        ),
+        (
+            lambda: dynamic_ntk(8, factor=2.0, seq_len=4.5, original_max_len=16),
+            TypeError,
+            "seq_len",
+        ),
+        (
+            lambda: yarn(8, factor=2.0, original_max_len=16, beta_fast=1.0, beta_slow=32.0),
+            ValueError,
+            "beta_fast",
+        ),
+        (lambda: yarn(8, factor=2.0, original_max_len=16, beta_slow=0.0), ValueError, "beta_slow"),
+        (lambda: yarn(8, factor=2.0, original_max_len=16, truncate=1), TypeError, "truncate"),
+        (
+            lambda: yarn(8, factor=2.0, original_max_len=16, attention_factor=-1.0),
+            ValueError,
+            "attention_factor",
+        ),
+        (lambda: yarn(8, factor=0.5, original_max_len=16), ValueError, "factor"),
+        (
+            lambda: llama3(8, low_freq_factor=4.0, high_freq_factor=1.0),
+            ValueError,
+            "high_freq_factor",
+        ),
+        (lambda: llama3(8, low_freq_factor=0.0), ValueError, "low_freq_factor"),
+        (lambda: llama3(8, original_max_len=0), ValueError, "original_max_len"),
+        (lambda: llama3(8, factor=0.25), ValueError, "factor"),
+        (lambda: yarn_mscale(0.0), ValueError, "factor"),
+    ],
+)
+def test_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
