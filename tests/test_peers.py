@@ -1,0 +1,409 @@
+"""Agreement with the implementations people run (skipped when a peer is not installed).
+
+HF transformers (``ROPE_INIT_FUNCTIONS``, ``LlamaRotaryEmbedding``, ``apply_rotary_pos_emb``; half
+layout), torchtune (``RotaryPositionalEmbeddings``, ``Llama3ScaledRoPE``; interleaved) and
+rotary-embedding-torch (interleaved; PI and NTK through its constructor). Where they disagree
+with each other or with the papers, a test here pins the disagreement, so the docs' list of
+differences stays true.
+
+Tolerances. The peers compute in float32, we in float64:
+
+- frequencies: ``base ** (2i/dim)`` in float32 rounds the exponent (relative 2**-24), which the
+  power amplifies by ``ln(base)``; the power, reciprocal and division add a few ulps. So
+  ``rtol = 2**-24 * (ln(base) + 8)``.
+- angles: ``position * inv_freq`` in float32 is off by about ``position * 2**-24`` radians (the
+  product's rounding) plus ``position * omega * rtol`` (the frequency's); cos and sin inherit it.
+  So ``atol = 2**-24 * (max_position + 1) * (ln(base) + 10)``, plus a few ulps of the result.
+"""
+
+import math
+
+import pytest
+import torch
+
+from posenc_ref import apply_rope, inv_freq, permute_qk_weight, rope_cos_sin
+from posenc_ref.rope_scaling import (
+    dynamic_ntk,
+    linear,
+    llama3,
+    ntk_aware,
+    yarn,
+    yarn_mscale,
+)
+
+pytestmark = pytest.mark.peers
+
+ULP = 2.0**-24
+HEAD_DIMS = [16, 64, 128]
+
+
+def freq_rtol(base: float) -> float:
+    return ULP * (math.log(base) + 8)
+
+
+def angle_atol(max_position: int, base: float) -> float:
+    return ULP * (max_position + 1) * (math.log(base) + 10) + 8 * ULP
+
+
+def randn(seed, *shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+# --- HF transformers ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hf():
+    pytest.importorskip("transformers")
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    class HF:
+        init = ROPE_INIT_FUNCTIONS
+        rotary = LlamaRotaryEmbedding
+        apply = staticmethod(apply_rotary_pos_emb)
+
+        @staticmethod
+        def config(head_dim, base, max_position_embeddings=4096, **rope):
+            # Only the fields the RoPE functions read: head_dim, rope_parameters, max positions.
+            return LlamaConfig(
+                hidden_size=2 * head_dim,
+                num_attention_heads=2,
+                head_dim=head_dim,
+                max_position_embeddings=max_position_embeddings,
+                rope_parameters={"rope_theta": base, **rope},
+            )
+
+    return HF
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("base", [10000.0, 500000.0])
+@pytest.mark.parametrize("factor", [2.0, 8.0])
+def test_hf_linear(hf, head_dim, base, factor):
+    config = hf.config(head_dim, base, rope_type="linear", factor=factor)
+    theirs, scale = hf.init["linear"](config, "cpu")
+    ours = linear(head_dim, base, factor=factor)
+    torch.testing.assert_close(theirs.double(), ours.inv_freq, rtol=freq_rtol(base), atol=0)
+    assert scale == ours.attention_factor == 1.0
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("base", [10000.0, 1000000.0])
+@pytest.mark.parametrize("factor", [2.0, 4.0])
+@pytest.mark.parametrize("seq_len", [100, 2048, 3000, 20000])
+def test_hf_dynamic(hf, head_dim, base, factor, seq_len):
+    """HF's "dynamic" uses max_position_embeddings as the original length."""
+    config = hf.config(head_dim, base, 2048, rope_type="dynamic", factor=factor)
+    theirs, scale = hf.init["dynamic"](config, "cpu", seq_len=seq_len)
+    ours = dynamic_ntk(head_dim, base, factor=factor, seq_len=seq_len, original_max_len=2048)
+    new_base = base * (factor * max(seq_len, 2048) / 2048 - factor + 1) ** (
+        head_dim / (head_dim - 2)
+    )
+    torch.testing.assert_close(theirs.double(), ours.inv_freq, rtol=freq_rtol(new_base), atol=0)
+    assert scale == ours.attention_factor == 1.0
+
+
+YARN_CASES = [
+    # head_dim, base, factor, original, extra rope_parameters, extra kwargs for ours
+    (64, 10000.0, 4.0, 4096, {}, {}),
+    (128, 10000.0, 16.0, 4096, {}, {}),
+    (128, 1000000.0, 4.0, 32768, {}, {}),  # Qwen2.5-style long context
+    (64, 150000.0, 32.0, 4096, {"truncate": False}, {"truncate": False}),  # gpt-oss-style
+    (
+        16,
+        10000.0,
+        8.0,
+        2048,
+        {"beta_fast": 16.0, "beta_slow": 2.0},
+        {"beta_fast": 16.0, "beta_slow": 2.0},
+    ),
+    (64, 10000.0, 40.0, 4096, {"mscale": 1.0, "mscale_all_dim": 1.0}, {"attention_factor": 1.0}),
+    (
+        64,
+        10000.0,
+        40.0,
+        4096,
+        {"mscale": 0.707, "mscale_all_dim": 1.0},
+        {"attention_factor": yarn_mscale(40.0, 0.707) / yarn_mscale(40.0, 1.0)},
+    ),
+    (64, 10000.0, 4.0, 4096, {"attention_factor": 1.3}, {"attention_factor": 1.3}),
+]
+
+
+@pytest.mark.parametrize("head_dim, base, factor, original, theirs_extra, ours_extra", YARN_CASES)
+def test_hf_yarn(hf, head_dim, base, factor, original, theirs_extra, ours_extra):
+    config = hf.config(
+        head_dim,
+        base,
+        rope_type="yarn",
+        factor=factor,
+        original_max_position_embeddings=original,
+        **theirs_extra,
+    )
+    theirs, scale = hf.init["yarn"](config, "cpu")
+    ours = yarn(head_dim, base, factor=factor, original_max_len=original, **ours_extra)
+    torch.testing.assert_close(theirs.double(), ours.inv_freq, rtol=freq_rtol(base), atol=0)
+    assert scale == pytest.approx(ours.attention_factor, rel=1e-12)
+
+
+def test_hf_yarn_equal_mscales_give_factor_one(hf):
+    """HF: mscale == mscale_all_dim means a = 1, not 0.1 ln s + 1 (engines differ here)."""
+    config = hf.config(
+        64, 10000.0, rope_type="yarn", factor=40.0, original_max_position_embeddings=4096,
+        mscale=1.0, mscale_all_dim=1.0,
+    )  # fmt: skip
+    _, scale = hf.init["yarn"](config, "cpu")
+    assert scale == 1.0 != yarn(64, factor=40.0, original_max_len=4096).attention_factor
+
+
+def test_hf_yarn_reversed_range_disagreement(hf):
+    """Disagreement: when every pair turns > beta_fast times, HF interpolates every pair.
+
+    HF's clamped correction range is reversed there (low > high = dim - 1); posenc_ref keeps every
+    pair, which is what the method means. Far from any released config (needs L > ~64 pi base^2).
+    """
+    config = hf.config(8, 1.5, rope_type="yarn", factor=4.0, original_max_position_embeddings=4096)
+    theirs, _ = hf.init["yarn"](config, "cpu")
+    plain = inv_freq(8, 1.5)
+    torch.testing.assert_close(theirs.double(), plain / 4, rtol=freq_rtol(1.5), atol=0)
+    assert torch.equal(yarn(8, 1.5, factor=4.0, original_max_len=4096).inv_freq, plain)
+
+
+LLAMA3_CASES = [
+    (128, 500000.0, 8.0, 1.0, 4.0, 8192),  # Llama 3.1
+    (64, 500000.0, 32.0, 1.0, 4.0, 8192),  # Llama 3.2 1B/3B
+    (128, 500000.0, 16.0, 1.0, 1.0, 8192),  # Llama 4 Scout: no middle band
+    (16, 10000.0, 4.0, 1.0, 4.0, 2048),
+]
+
+
+@pytest.mark.parametrize("head_dim, base, factor, low, high, original", LLAMA3_CASES)
+def test_hf_llama3(hf, head_dim, base, factor, low, high, original):
+    config = hf.config(
+        head_dim,
+        base,
+        rope_type="llama3",
+        factor=factor,
+        low_freq_factor=low,
+        high_freq_factor=high,
+        original_max_position_embeddings=original,
+    )
+    theirs, scale = hf.init["llama3"](config, "cpu")
+    ours = llama3(
+        head_dim,
+        base,
+        factor=factor,
+        low_freq_factor=low,
+        high_freq_factor=high,
+        original_max_len=original,
+    )
+    torch.testing.assert_close(theirs.double(), ours.inv_freq, rtol=freq_rtol(base), atol=0)
+    assert scale == ours.attention_factor == 1.0
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_hf_apply_rotary_pos_emb_is_half_layout(hf, head_dim):
+    """Same float32 tables in, same rotated q and k out (a few float32 roundings apart)."""
+    q, k = randn(0, 2, 4, 33, head_dim), randn(1, 2, 2, 33, head_dim)
+    positions = torch.arange(1000, 1033)
+    cos, sin = rope_cos_sin(positions, inv_freq(head_dim), layout="half")
+    theirs_q, theirs_k = hf.apply(q, k, cos[None], sin[None])  # their cos: (batch, seq, dim)
+    atol = 4 * ULP * 2 * float(max(q.abs().max(), k.abs().max()))
+    torch.testing.assert_close(apply_rope(q, cos, sin, layout="half"), theirs_q, rtol=0, atol=atol)
+    torch.testing.assert_close(apply_rope(k, cos, sin, layout="half"), theirs_k, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize(
+    "rope_parameters, ours",
+    [
+        ({"rope_type": "default"}, lambda d, b: (inv_freq(d, b), 1.0)),
+        ({"rope_type": "linear", "factor": 4.0}, lambda d, b: linear(d, b, factor=4.0)),
+        (
+            {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048},
+            lambda d, b: yarn(d, b, factor=8.0, original_max_len=2048),
+        ),
+        (
+            {
+                "rope_type": "llama3",
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 2048,
+            },
+            lambda d, b: llama3(d, b, original_max_len=2048),
+        ),
+    ],
+)
+@pytest.mark.parametrize("base", [10000.0, 500000.0])
+def test_hf_cos_sin_tables(hf, rope_parameters, ours, base):
+    """HF's per-forward cos/sin (float32 angles) against ours, error growing with position."""
+    head_dim = 64
+    rotary = hf.rotary(hf.config(head_dim, base, **rope_parameters))
+    position_ids = torch.tensor([[0, 1, 2, 255, 256, 257, 4095, 4096, 65535, 100_000]])
+    cos, sin = rotary(torch.zeros(1, dtype=torch.float32), position_ids)
+    freqs, factor = ours(head_dim, base)
+    our_cos, our_sin = rope_cos_sin(position_ids, freqs, layout="half", attention_factor=factor)
+    atol = angle_atol(100_000, base) * factor
+    torch.testing.assert_close(cos, our_cos, rtol=0, atol=atol)
+    torch.testing.assert_close(sin, our_sin, rtol=0, atol=atol)
+    # At position 0 both are exact.
+    assert torch.equal(cos[0, 0], our_cos[0, 0])
+
+
+def test_hf_dynamic_state_disagreement(hf):
+    """Disagreement: HF's dynamic NTK keeps state, posenc_ref's is stateless.
+
+    HF keeps the frequencies of the longest call for shorter calls still above the original
+    length; posenc_ref recomputes from each call's length. Below the original length both reset.
+    """
+    head_dim, base, original = 32, 10000.0, 256
+    rotary = hf.rotary(hf.config(head_dim, base, original, rope_type="dynamic", factor=4.0))
+    x = torch.zeros(1)
+    rotary(x, torch.arange(1024)[None])  # grows to seq_len 1024
+    cos, _ = rotary(x, torch.arange(512)[None])  # HF: still the 1024 frequencies
+    at_1024 = dynamic_ntk(head_dim, base, factor=4.0, seq_len=1024, original_max_len=original)
+    at_512 = dynamic_ntk(head_dim, base, factor=4.0, seq_len=512, original_max_len=original)
+    positions = torch.arange(512)
+    atol = angle_atol(512, base)
+    torch.testing.assert_close(
+        cos[0], rope_cos_sin(positions, at_1024.inv_freq, layout="half")[0], rtol=0, atol=atol
+    )
+    assert not torch.allclose(
+        cos[0], rope_cos_sin(positions, at_512.inv_freq, layout="half")[0], atol=1e-3
+    )
+    cos, _ = rotary(x, torch.arange(100)[None])  # shorter than the original: reset
+    plain = rope_cos_sin(torch.arange(100), inv_freq(head_dim, base), layout="half")[0]
+    torch.testing.assert_close(cos[0], plain, rtol=0, atol=angle_atol(100, base))
+
+
+def test_hf_checkpoint_permutation_matches_hf_converter_convention(hf):
+    """Meta weights permuted to_layout="half", rotated by HF's code, give Meta's scores.
+
+    The Meta side uses our interleaved functions, the HF side HF's apply_rotary_pos_emb.
+    """
+    head_dim, heads, seq = 16, 2, 9
+    wq, wk = randn(0, heads * head_dim, 12), randn(1, heads * head_dim, 12)
+    tokens = randn(2, seq, 12)
+    positions = torch.arange(seq)
+
+    def heads_first(t):
+        return t.unflatten(-1, (heads, head_dim)).transpose(0, 1)[None]  # (1, heads, seq, dim)
+
+    cos_i, sin_i = rope_cos_sin(positions, inv_freq(head_dim))
+    q_meta = apply_rope(heads_first(tokens @ wq.T), cos_i, sin_i)
+    k_meta = apply_rope(heads_first(tokens @ wk.T), cos_i, sin_i)
+    cos_h, sin_h = rope_cos_sin(positions, inv_freq(head_dim), layout="half")
+    q_hf, k_hf = hf.apply(
+        heads_first(tokens @ permute_qk_weight(wq, heads, to_layout="half").T),
+        heads_first(tokens @ permute_qk_weight(wk, heads, to_layout="half").T),
+        cos_h[None],
+        sin_h[None],
+    )
+    torch.testing.assert_close(
+        q_hf @ k_hf.transpose(-1, -2), q_meta @ k_meta.transpose(-1, -2), rtol=1e-5, atol=1e-4
+    )
+
+
+# --- torchtune ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torchtune_modules():
+    pytest.importorskip("torchao")
+    pytest.importorskip("torchtune")
+    from torchtune.models.llama3_1 import Llama3ScaledRoPE
+    from torchtune.modules import RotaryPositionalEmbeddings
+
+    return RotaryPositionalEmbeddings, Llama3ScaledRoPE
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("base", [10000.0, 500000.0])
+def test_torchtune_rope_is_interleaved(torchtune_modules, head_dim, base):
+    rope_cls, _ = torchtune_modules
+    max_seq_len = 4096
+    theirs = rope_cls(head_dim, max_seq_len=max_seq_len, base=base)
+    x = randn(0, 2, 40, 3, head_dim)  # torchtune: (batch, seq, heads, dim)
+    positions = torch.tensor([[0, 1, 2, 3] * 10, list(range(4000, 4040))])  # packed, and late
+    got = theirs(x, input_pos=positions)
+    cos, sin = rope_cos_sin(positions[:, None, :], inv_freq(head_dim, base))  # (batch, 1, seq, dim)
+    ours = apply_rope(x.transpose(1, 2), cos, sin).transpose(1, 2)
+    atol = angle_atol(4040, base) * float(x.abs().max()) * 2
+    torch.testing.assert_close(got, ours, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize(
+    "head_dim, base, factor, low, high, original", LLAMA3_CASES[:2] + LLAMA3_CASES[3:]
+)
+def test_torchtune_llama3(torchtune_modules, head_dim, base, factor, low, high, original):
+    """Llama3ScaledRoPE agrees (its base defaults to 10000: pass Llama's 500000)."""
+    _, llama3_cls = torchtune_modules
+    theirs = llama3_cls(
+        head_dim,
+        max_seq_len=256,
+        base=base,
+        scale_factor=factor,
+        low_freq_factor=low,
+        high_freq_factor=high,
+        old_context_len=original,
+    )
+    ours = llama3(
+        head_dim,
+        base,
+        factor=factor,
+        low_freq_factor=low,
+        high_freq_factor=high,
+        original_max_len=original,
+    )
+    torch.testing.assert_close(theirs.theta.double(), ours.inv_freq, rtol=freq_rtol(base), atol=0)
+    x = randn(1, 1, 256, 2, head_dim)
+    cos, sin = rope_cos_sin(torch.arange(256), ours.inv_freq)
+    got = theirs(x)
+    expected = apply_rope(x.transpose(1, 2), cos, sin).transpose(1, 2)
+    atol = angle_atol(256, base) * float(x.abs().max()) * 2
+    torch.testing.assert_close(got, expected, rtol=0, atol=atol)
+
+
+# --- rotary-embedding-torch --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lucidrains():
+    module = pytest.importorskip("rotary_embedding_torch")
+    return module.RotaryEmbedding
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("base", [10000.0, 500000.0])
+@pytest.mark.parametrize("offset", [0, 3000])
+def test_rotary_embedding_torch_plain(lucidrains, head_dim, base, offset):
+    theirs = lucidrains(head_dim, theta=base)
+    x = randn(0, 2, 3, 50, head_dim)  # (batch, heads, seq, dim)
+    got = theirs.rotate_queries_or_keys(x, offset=offset)
+    cos, sin = rope_cos_sin(torch.arange(offset, offset + 50), inv_freq(head_dim, base))
+    atol = angle_atol(offset + 50, base) * float(x.abs().max()) * 2
+    torch.testing.assert_close(got, apply_rope(x, cos, sin), rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("head_dim", [16, 64])
+@pytest.mark.parametrize("factor", [2.0, 8.0])
+def test_rotary_embedding_torch_interpolate_is_linear(lucidrains, head_dim, factor):
+    theirs = lucidrains(head_dim, interpolate_factor=factor)
+    x = randn(1, 1, 2, 300, head_dim)
+    got = theirs.rotate_queries_or_keys(x)
+    cos, sin = rope_cos_sin(torch.arange(300), linear(head_dim, factor=factor).inv_freq)
+    atol = angle_atol(300, 10000.0) * float(x.abs().max()) * 2
+    torch.testing.assert_close(got, apply_rope(x, cos, sin), rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("head_dim", [16, 64])
+@pytest.mark.parametrize("factor", [2.0, 8.0])
+def test_rotary_embedding_torch_theta_rescale_is_ntk_aware(lucidrains, head_dim, factor):
+    theirs = lucidrains(head_dim, theta_rescale_factor=factor)
+    ours = ntk_aware(head_dim, factor=factor)
+    new_base = 10000.0 * factor ** (head_dim / (head_dim - 2))
+    torch.testing.assert_close(
+        theirs.freqs.detach().double(), ours.inv_freq, rtol=freq_rtol(new_base), atol=0
+    )
