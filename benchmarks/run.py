@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m benchmarks.run [--quick] [--out PATH] [--only NAME ...] [--threads N]
+    python -m benchmarks.run [--quick] [--out PATH] [--only NAME ...] [--threads N] [--repeats R]
 
 ``--quick`` runs tiny sizes with few repeats (seconds; for the tests, not for publishing).
 Without ``--out`` a full run writes ``benchmarks/results.json``, the file the site is built from,
@@ -32,6 +32,11 @@ FAMILIES = {
     "import": import_cost.run,
 }
 COMMAND = "python -m benchmarks.run"
+# Why one torch thread by default: the comparisons are ratios between implementations run with
+# the same thread count, and on a small machine shared with other jobs every multi-threaded
+# parallel region waits for a core that another process holds. Measured on this project's
+# 2-core machine under load: the same 2048 x 512 table took 2.3 ms with one thread and
+# 15-240 ms with two. Pass --threads N to measure multi-threaded behaviour on a quiet machine.
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -48,8 +53,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--threads",
         type=int,
-        default=None,
-        help="torch intra-op threads (default: torch's default, all cores)",
+        default=1,
+        help="torch intra-op threads (default 1, for timings that other jobs disturb least)",
     )
     parser.add_argument(
         "--repeats",
@@ -86,6 +91,10 @@ def main(argv: list[str] | None = None) -> dict:
         "versions": library_versions(),
         "settings": {
             "torch_threads": threads,
+            "threads_note": (
+                "one thread unless --threads says otherwise: ratios compare implementations at "
+                "the same thread count, and multi-threaded regions stall on a shared machine"
+            ),
             "repeats": repeats,
             "warmup_calls": 2,
             "interleaved": True,

@@ -1,0 +1,84 @@
+"""Smoke test of the benchmarks: a tiny ``--quick`` run and the results file's schema.
+
+No timing is asserted (tests never assert times); this checks that every family runs, that the
+JSON has the fields the site's benchmark page reads, and that ``import posenc_ref`` leaves
+matplotlib alone. The committed ``benchmarks/results.json`` is checked against the same schema.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMING_KEYS = {"median_s", "min_s", "max_s", "repeats", "samples_s"}
+RATIO_KEYS = {"median", "min", "max"}
+
+
+def check_schema(results: dict, families: set[str]) -> None:
+    for key in ("schema_version", "command", "machine", "gpu", "versions", "settings", "targets"):
+        assert key in results, key
+    assert results["command"].startswith("python -m benchmarks.run")
+    assert {"cpu", "logical_cores", "date_utc", "load_average_1_5_15"} <= set(results["machine"])
+    assert results["versions"]["torch"]
+    assert results["settings"]["torch_threads"] >= 1
+    assert set(results["benchmarks"]) == families
+    for target in results["targets"]:
+        assert {"name", "measured", "limit", "met", "family"} <= set(target)
+    if "sinusoidal" in families:
+        for case in results["benchmarks"]["sinusoidal"]["cases"]:
+            assert set(case["variants"]) == {
+                "sinusoidal_loop",
+                "sinusoidal",
+                "float32_formula",
+                "numpy_float64",
+            }
+            for timing in case["variants"].values():
+                assert TIMING_KEYS <= set(timing)
+                assert timing["min_s"] <= timing["median_s"] <= timing["max_s"]
+            for ratio in case["ratios"].values():
+                assert set(ratio) == RATIO_KEYS
+    if "accuracy" in families:
+        accuracy = results["benchmarks"]["accuracy"]
+        octaves = len(accuracy["octaves"])
+        assert {"sinusoidal", "float32_formula"} <= set(accuracy["max_abs_error"])
+        for errors in accuracy["max_abs_error"].values():
+            assert len(errors) == octaves
+        assert accuracy["truth_error_max"] < 1e-8
+    if "rope" in families:
+        rope = results["benchmarks"]["rope"]
+        assert rope["cases"]
+        for case in rope["cases"]:
+            assert {"copy_floor", "meta_complex"} <= set(case["variants"])
+            assert case["over_floor"]["copy_floor"]["median"] == 1.0
+            for name, rel_diff in case["check_rel_diff"].items():
+                assert rel_diff < 0.05, name  # every variant computes the same rotation
+    if "import" in families:
+        assert set(results["benchmarks"]["import"]["variants"]) == {"torch", "posenc_ref"}
+
+
+def test_quick_run_writes_the_schema(tmp_path):
+    out = tmp_path / "results.json"
+    command = [sys.executable, "-m", "benchmarks.run", "--quick", "--out", str(out)]
+    command += ["--only", "sinusoidal", "accuracy", "rope"]  # import cost: see the next test
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=120)
+    check_schema(json.loads(out.read_text()), {"sinusoidal", "accuracy", "rope"})
+
+
+def test_import_posenc_ref_does_not_import_matplotlib():
+    from benchmarks.import_cost import measure_import
+
+    result = measure_import("import posenc_ref")
+    assert "matplotlib" not in result["heavy"]
+    assert result["heavy"] == []
+
+
+def test_committed_results_follow_the_schema():
+    path = ROOT / "benchmarks" / "results.json"
+    if not path.exists():
+        pytest.skip("no committed results yet")
+    results = json.loads(path.read_text())
+    assert results["quick"] is False
+    check_schema(results, {"sinusoidal", "accuracy", "rope", "import"})
