@@ -104,6 +104,15 @@ def _check_inv_freq(inv_freq: object) -> torch.Tensor:
             f"inv_freq must be a non-empty 1-D floating tensor of shape (head_dim // 2,), "
             f"got shape {tuple(inv_freq.shape)} and dtype {inv_freq.dtype}"
         )
+    if inv_freq.dtype in _HALF_DTYPES:
+        # A bfloat16 inv_freq (a model cast with .to(bfloat16)) is off by up to 2**-9 relative, so
+        # angles of fast pairs are off by a radian near position 1000 (GPT-NeoX PR #1016).
+        raise TypeError(
+            f"inv_freq must be float32 or float64, got {inv_freq.dtype}; rebuild it with "
+            "posenc_ref.inv_freq (float64)"
+        )
+    if not bool(torch.isfinite(inv_freq).all()) or bool((inv_freq < 0).any()):
+        raise ValueError("inv_freq must be finite and >= 0")
     return inv_freq
 
 

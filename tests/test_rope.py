@@ -477,6 +477,9 @@ COS, SIN = rope_cos_sin(torch.arange(3), inv_freq(8))
         (lambda: rope_cos_sin(torch.tensor([True]), inv_freq(8)), TypeError, "positions"),
         (lambda: rope_cos_sin(torch.arange(3), inv_freq(8).reshape(2, 2)), ValueError, "inv_freq"),
         (lambda: rope_cos_sin(torch.arange(3), torch.arange(4)), ValueError, "inv_freq"),
+        (lambda: rope_cos_sin(torch.arange(3), inv_freq(8).bfloat16()), TypeError, "inv_freq"),
+        (lambda: rope_cos_sin(torch.arange(3), -inv_freq(8)), ValueError, "inv_freq"),
+        (lambda: rope_cos_sin(torch.arange(3), inv_freq(8) * math.inf), ValueError, "inv_freq"),
         (lambda: rope_cos_sin(torch.arange(3), linear(8, factor=2.0)), TypeError, "inv_freq"),
         (lambda: rope_cos_sin(torch.arange(3), inv_freq(8), layout="neox"), ValueError, "layout"),
         (
