@@ -333,6 +333,11 @@ def test_weight_permutation_rows_per_head():
     assert permute_qk_weight(rows, 2, to_layout="half").tolist() == [
         0, 2, 4, 1, 3, 5, 6, 8, 10, 7, 9, 11
     ]  # fmt: skip
+    # per head, the weight rows move exactly like the coordinates of the rotated vector
+    weight = randn(0, 12, 3)
+    per_head = weight.unflatten(0, (2, 6)).transpose(-1, -2)  # (heads, in, head_dim)
+    expected = to_half_layout(per_head).transpose(-1, -2).flatten(0, 1)
+    assert torch.equal(permute_qk_weight(weight, 2, to_layout="half"), expected)
 
 
 # --- the module -------------------------------------------------------------------------------
