@@ -175,6 +175,7 @@ def rope_cos_sin(
 
     Examples
     --------
+    >>> from posenc_ref import inv_freq
     >>> cos, sin = rope_cos_sin(torch.arange(3), inv_freq(4, 100.0))
     >>> cos.shape
     torch.Size([3, 4])
@@ -535,7 +536,10 @@ def permute_qk_weight(weight: torch.Tensor, num_heads: int, *, to_layout: str) -
 def _resolve_scaling(
     scaling: object, head_dim: int, base: float
 ) -> tuple[str | None, dict, ScaledFrequencies]:
-    """Return ``(method or None, params, static frequencies)`` for ``RotaryEmbedding``."""
+    """Return ``(method, params, frequencies)`` for ``RotaryEmbedding``.
+
+    ``method`` is None (plain RoPE), ``"static"`` (a ScaledFrequencies) or a method name.
+    """
     if scaling is None:
         return None, {}, ScaledFrequencies(_inv_freq(head_dim, base), 1.0)
     if isinstance(scaling, ScaledFrequencies):
@@ -546,7 +550,7 @@ def _resolve_scaling(
                 f"got {freqs.numel()}"
             )
         factor = check_positive_float("scaling.attention_factor", scaling.attention_factor)
-        return None, {}, ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor)
+        return "static", {}, ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor)
     if not isinstance(scaling, Mapping):
         raise TypeError(
             "scaling must be None, a ScaledFrequencies (from posenc_ref.rope_scaling) or a dict "
@@ -790,12 +794,7 @@ class RotaryEmbedding(nn.Module):
         return q_rot, k_rot
 
     def extra_repr(self) -> str:  # noqa: D102 (nn.Module's hook for repr)
-        scaling = (
-            "None"
-            if self.method is None and self.attention_factor == 1.0
-            else (self.method or "static")
-        )
         return (
             f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}, "
-            f"scaling={scaling}, max_len={self.max_len}"
+            f"scaling={self.method}, max_len={self.max_len}"
         )

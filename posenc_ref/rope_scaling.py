@@ -273,6 +273,13 @@ def yarn(
     -------
     ScaledFrequencies
         ``inv_freq`` of shape ``(dim // 2,)``, float64, and :math:`a`.
+
+    Examples
+    --------
+    With ``dim=8`` and ``L=64`` pair 0 is kept, pair 1 is half way, pairs 2 and 3 are divided by 4:
+
+    >>> yarn(8, factor=4.0, original_max_len=64).inv_freq
+    tensor([1.0000e+00, 6.2500e-02, 2.5000e-03, 2.5000e-04], dtype=torch.float64)
     """
     dim = check_dim(dim)
     base = check_base(base)
