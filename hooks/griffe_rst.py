@@ -46,12 +46,17 @@ def math_blocks(text: str) -> str:
         ):
             body.append(lines[i])
             i += 1
-        while body and not body[-1].strip():  # the blank line before the next paragraph
+        # Arithmatex wants the TeX right after "$$": no blank line inside the block.
+        while body and not body[-1].strip():
             body.pop()
+        while body and not body[0].strip():
+            body.pop(0)
         body = [line for line in body if not line.strip().startswith(":")]  # :label: etc.
         depth = min((len(b) - len(b.lstrip()) for b in body if b.strip()), default=0)
-        out += [f"{indent}$$", *(indent + b[depth:] if b.strip() else "" for b in body)]
-        out += [f"{indent}$$", ""]
+        # Sphinx reads blank-line separated parts as separate equations: one block each.
+        for part in re.split(r"\n[ \t]*\n", "\n".join(b[depth:] for b in body)):
+            if part.strip():
+                out += [f"{indent}$$", *(indent + b for b in part.splitlines()), f"{indent}$$", ""]
     return "\n".join(out)
 
 

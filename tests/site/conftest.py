@@ -1,0 +1,189 @@
+"""Fixtures for the site tests: one strict build per session, served on localhost, and Chromium.
+
+The build runs once (``built_site``) with ``SITE_URL`` set to the local server's address:
+Material's instant navigation compares clicked links against ``sitemap.xml`` and silently falls
+back to full page loads when the site is served anywhere else.
+
+Browser tests need Debian's ``chromium`` (``apt-get install chromium``; Playwright drives it
+through ``executable_path`` and never downloads a browser). Without it they are skipped, except
+when ``CI`` is set: there a missing browser is a failure, so CI cannot pass without running them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+# The repository widget's GitHub API calls were removed (overrides/partials/source.html), so no
+# request may leave the host. Keep the widget and this would be {"api.github.com"}.
+ALLOWED_OFF_HOST: set[str] = set()
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",  # the test may run as root in a container
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",  # small /dev/shm in containers crashes tabs on long pages
+]
+
+
+@dataclass
+class BuiltSite:
+    """The site built into ``directory`` and served at ``url``."""
+
+    directory: Path
+    url: str
+    returncode: int
+    log: str
+    seconds: float
+    rerendered: dict[str, bytes | str]  # figure name -> SVG drawn in the test process, or error
+
+    def page_url(self, src_uri: str) -> str:
+        """URL of the page built from ``src_uri`` (``absolute.md`` -> ``<url>absolute/``)."""
+        stem = re.sub(r"\.(md|ipynb|py)$", "", src_uri)
+        if stem == "index":
+            return self.url
+        if stem.endswith("/index"):
+            return self.url + stem[: -len("index")]
+        return f"{self.url}{stem}/"
+
+
+def _render_figures() -> dict[str, bytes | str]:
+    import posenc_ref.plots as plots
+
+    drawn: dict[str, bytes | str] = {}
+    for name, make in plots.SITE_FIGURES.items():
+        try:
+            drawn[name] = plots.render_svg(make)
+        except Exception as exc:  # reported by the figure test, not as a fixture error
+            drawn[name] = repr(exc)
+    return drawn
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
+        pass
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> BuiltSite:
+    directory = tmp_path_factory.mktemp("site")
+    # Bind first: the build needs the port for SITE_URL.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(directory)))
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    env = {**os.environ, "SITE_URL": url, "NO_MKDOCS_2_WARNING": "1"}
+    start = time.perf_counter()
+    # No -q or -v: both let warnings through --strict in MkDocs 1.6.1.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(directory)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    # While the build runs (mostly on one core), draw every figure again in this process: the
+    # reproducibility test compares the two, and this way it costs no extra wall time.
+    rerendered = _render_figures()
+    log, _ = proc.communicate(timeout=900)
+    site = BuiltSite(directory, url, proc.returncode, log, time.perf_counter() - start, rerendered)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield site
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def site(built_site) -> BuiltSite:
+    """The built site, for tests that need a successful build (they fail with the build log)."""
+    if built_site.returncode != 0:
+        pytest.fail(f"mkdocs build --strict failed:\n{built_site.log[-6000:]}", pytrace=False)
+    return built_site
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    executable = shutil.which("chromium")
+    if executable is None:
+        message = "Debian's chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; browser tests cannot be skipped in CI", pytrace=False)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # Playwright launches it with a fresh temporary profile.
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class Tab:
+    """A page in its own browser context, with everything that went wrong while it was open."""
+
+    page: object
+    offhost: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def assert_clean(self) -> None:
+        assert self.offhost == [], f"requests left the host: {self.offhost}"
+        assert self.errors == [], "browser errors:\n" + "\n".join(self.errors)
+
+
+@pytest.fixture
+def tab(chromium):
+    # At 1400 px the left navigation and the table of contents are both shown (hidden < 1220).
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    state = Tab(page)
+
+    def route(route):
+        host = urlsplit(route.request.url).hostname or ""
+        if host in LOCAL_HOSTS or host in ALLOWED_OFF_HOST:
+            route.continue_()
+        else:
+            state.offhost.append(route.request.url)
+            route.abort()
+
+    def failed(request):
+        if (urlsplit(request.url).hostname or "") in LOCAL_HOSTS:
+            state.errors.append(f"request failed: {request.url} ({request.failure})")
+
+    def response(resp):
+        if resp.status >= 400:
+            state.errors.append(f"HTTP {resp.status}: {resp.url}")
+
+    page.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and state.errors.append(f"console: {m.text}"))
+    page.on("pageerror", lambda e: state.errors.append(f"page error: {e}"))
+    page.on("requestfailed", failed)
+    page.on("response", response)
+    yield state
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    # Artifacts of this run only: a page that left the nav must not leave an old picture behind.
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    SCREENSHOTS.mkdir(parents=True)
+    return SCREENSHOTS

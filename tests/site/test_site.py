@@ -1,0 +1,256 @@
+"""The built site: strict build, generated figures, and every page in headless Chromium.
+
+The pages under test come from ``mkdocs.yml``'s nav (and the sitemap must list exactly those),
+so a page added to the nav is checked without editing this file. Screenshots of every page go to
+``test-artifacts/screenshots/`` (git-ignored) for a human to look at.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from conftest import ROOT
+
+# --- the pages -----------------------------------------------------------------------------
+
+
+def nav_pages() -> list[str]:
+    """Source paths of the pages in mkdocs.yml's nav, in nav order."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """Reads the nav; MkDocs' own tags (!ENV, !relative) are not needed for that."""
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+
+    def walk(items):
+        for item in items:
+            value = next(iter(item.values())) if isinstance(item, dict) else item
+            if isinstance(value, list):
+                yield from walk(value)
+            elif "://" not in value:
+                yield value
+
+    return list(walk(config["nav"]))
+
+
+PAGES = nav_pages()
+
+
+def test_build_is_strict_and_quiet(built_site):
+    """`mkdocs build --strict` succeeds and logs no warning at all (kernel chatter aside)."""
+    warnings = [line for line in built_site.log.splitlines() if re.match(r"WARNING\b", line)]
+    assert built_site.returncode == 0, built_site.log[-6000:]
+    assert warnings == []
+
+
+def test_sitemap_lists_exactly_the_nav(site):
+    """Every built page is in the nav (and so under test here), and every nav page was built."""
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    root = ET.parse(site.directory / "sitemap.xml").getroot()
+    locs = [e.text for e in root.iterfind(".//s:loc", ns)]
+    assert sorted(locs) == sorted(site.page_url(p) for p in PAGES)
+
+
+# --- figures -------------------------------------------------------------------------------
+
+
+def _plots():
+    import posenc_ref.plots as plots
+
+    return plots
+
+
+def _figure_names() -> list[str]:
+    return sorted(_plots().SITE_FIGURES)
+
+
+@pytest.mark.parametrize("name", _figure_names())
+def test_figure_is_reproducible(site, name):
+    """Drawn again in another process, each figure is byte-identical (and its text is paths)."""
+    built = (site.directory / "figures" / name).read_bytes()
+    again = site.rerendered[name]
+    assert isinstance(again, bytes), again
+    assert again == built
+    svg = built.decode()
+    assert not re.search(r"<text[\s>]", svg), "text must be drawn as paths (svg.fonttype)"
+    assert "<dc:date>" not in svg
+
+
+def _drawing_functions(name: str) -> set[str]:
+    """The registered function's name and the plots functions it calls (either may be named)."""
+    plots = _plots()
+    make = plots.SITE_FIGURES[name]
+    names = {make.__name__}
+    for node in ast.walk(ast.parse(inspect.getsource(make).lstrip())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if callable(getattr(plots, node.func.id, None)):
+                names.add(node.func.id)
+    return {n for n in names if not n.startswith("_")} or names
+
+
+_IMG = re.compile(r"<img\b[^>]*\bsrc=\"(?P<src>[^\"]*figures/(?P<name>[^\"/]+\.svg))\"[^>]*>")
+_CLOSE = re.compile(r"</(p|figcaption)>")
+
+
+def test_every_figure_is_shown_with_a_caption_naming_its_function(site):
+    """Each registered figure appears on a page, with alt text and a caption naming its function.
+
+    The caption is the text right after the image (a ``/// caption`` block or the next paragraph).
+    """
+    problems, shown = [], set()
+    for page in PAGES:
+        html_file = site.directory / urlsplit(site.page_url(page)).path.lstrip("/") / "index.html"
+        html = html_file.read_text(encoding="utf-8")
+        for m in _IMG.finditer(html):
+            name = m.group("name")
+            shown.add(name)
+            if not re.search(r'\balt="[^"]+', m.group(0)):
+                problems.append(f"{page}: figures/{name} has no alt text")
+            ends = [e.end() for e in _CLOSE.finditer(html, m.end())][:2]
+            caption = re.sub(r"<[^>]+>", "", html[m.end() : ends[-1] if ends else m.end()])
+            if name in _figure_names():
+                wanted = _drawing_functions(name)
+                if not any(re.search(rf"\b{re.escape(f)}\b", caption) for f in wanted):
+                    problems.append(
+                        f"{page}: caption of figures/{name} names none of {sorted(wanted)}"
+                    )
+    missing = sorted(set(_figure_names()) - shown)
+    problems += [f"figures/{name} is registered but shown on no page" for name in missing]
+    assert problems == [], "\n".join(problems)
+
+
+# --- every page in the browser -------------------------------------------------------------
+
+MATH_TIMEOUT_MS = 20_000
+
+# Runs in the page: what did not render, and which images did not load. Code and rendered math
+# are removed before looking for TeX delimiters: code may legitimately contain them.
+_INSPECT_PAGE = """
+async () => {
+  const article = document.querySelector("article") || document.body;
+  const math = [...document.querySelectorAll(".arithmatex")];
+  const clone = article.cloneNode(true);
+  clone.querySelectorAll("pre, code, mjx-container, script, style, .highlight")
+       .forEach((e) => e.remove());
+  const text = clone.textContent;
+  const images = [...document.images];
+  for (const img of images) img.loading = "eager";
+  const broken = [];
+  for (const img of images) {
+    try { await img.decode(); } catch (e) {}
+    if (!img.complete || img.naturalWidth === 0) broken.push(img.currentSrc || img.src);
+  }
+  return {
+    math: math.length,
+    unrendered: math.filter((e) => !e.querySelector("mjx-container")).length,
+    merrors: [...document.querySelectorAll("mjx-merror")].map((e) => e.textContent).slice(0, 5),
+    text,
+    images: images.length,
+    broken,
+  };
+}
+"""
+
+_MATH_DONE = """
+() => window.MathJax && MathJax.startup && MathJax.startup.promise &&
+  [...document.querySelectorAll(".arithmatex")].every((e) => e.querySelector("mjx-container"))
+"""
+
+
+# TeX that MathJax should have replaced: \( \[ \begin{ $$ $\cmd \frac{
+_RAW_TEX = re.compile(r"\\\(|\\\[|\\begin\{|\$\$|\$\\[A-Za-z]|\\frac\{")
+
+
+def _raw_tex(text: str) -> list[str]:
+    return [
+        " ".join(text[max(0, m.start() - 40) : m.end() + 40].split())
+        for m in _RAW_TEX.finditer(text)
+    ][:5]
+
+
+def _wait_for_math(page) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(_MATH_DONE, timeout=MATH_TIMEOUT_MS)
+        page.evaluate("() => MathJax.startup.promise")
+    except PlaywrightTimeout:
+        pass  # _INSPECT_PAGE reports what is left unrendered
+
+
+def _slug(page: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", Path(page).with_suffix("").as_posix())
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page_src", PAGES)
+def test_page_renders_offline(site, tab, screenshots, page_src):
+    """Math typeset, images loaded, no raw TeX, no errors, nothing fetched from another host."""
+    page = tab.page
+    page.goto(site.page_url(page_src), wait_until="networkidle")
+    _wait_for_math(page)
+    found = page.evaluate(_INSPECT_PAGE)
+    page.screenshot(path=str(screenshots / f"{_slug(page_src)}.png"), full_page=True)
+    assert found["unrendered"] == 0, f"{found['unrendered']} of {found['math']} formulas raw"
+    assert found["merrors"] == [], f"MathJax errors: {found['merrors']}"
+    assert _raw_tex(found["text"]) == [], "raw TeX in the text"
+    assert found["broken"] == [], f"images that did not load: {found['broken']}"
+    tab.assert_clean()
+
+
+@pytest.mark.browser
+def test_search_finds_rotary(site, tab):
+    """Material's search (a web worker over search_index.json) answers offline."""
+    page = tab.page
+    page.goto(site.url, wait_until="networkidle")
+    page.click("input.md-search__input")
+    # fill() sets the value without key events, and Material's search listens to keys.
+    page.locator("input.md-search__input").press_sequentially("rotary", delay=30)
+    page.wait_for_selector(".md-search-result__item", timeout=15_000)
+    assert page.locator(".md-search-result__item").count() > 0
+    tab.assert_clean()
+
+
+def _math_pages(site) -> list[str]:
+    pages = []
+    for src in PAGES:
+        html = site.directory / urlsplit(site.page_url(src)).path.lstrip("/") / "index.html"
+        if 'class="arithmatex"' in html.read_text(encoding="utf-8"):
+            pages.append(src)
+    return pages
+
+
+@pytest.mark.browser
+def test_instant_navigation_keeps_math(site, tab):
+    """A click inside an article swaps the page without a reload, and the new math is typeset."""
+    math_pages = [p for p in _math_pages(site) if p != "index.md"]
+    # Prefer leaving the home page for a page with math; before the content pages have math,
+    # go back from the development page to the home page (which has a formula).
+    start, target = ("index.md", math_pages[0]) if math_pages else ("development.md", "index.md")
+    page = tab.page
+    page.goto(site.page_url(start), wait_until="networkidle")
+    _wait_for_math(page)
+    page.evaluate("() => { window.__same_document = true; }")
+    target_url = site.page_url(target)
+    links = page.locator("article a[href]")
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    index = next(
+        (i for i, h in enumerate(hrefs) if urljoin(page.url, h).split("#")[0] == target_url), None
+    )
+    assert index is not None, f"{start} has no link to {target}"
+    links.nth(index).click()
+    page.wait_for_url(target_url + "**")
+    _wait_for_math(page)
+    assert page.evaluate("() => window.__same_document === true"), "the click reloaded the page"
+    found = page.evaluate(_INSPECT_PAGE)
+    assert found["math"] > 0 and found["unrendered"] == 0, found["unrendered"]
+    assert found["merrors"] == [] and _raw_tex(found["text"]) == []
+    tab.assert_clean()
