@@ -121,6 +121,7 @@ def run(*, quick: bool = False, block: int = 4096) -> dict:
         ),
         "dim": DIM,
         "base": BASE,
+        "positions_per_octave": block,
         "octaves": octaves,
         "max_abs_error": errors,
         "truth_error_max": _sig(truth_error, 3),

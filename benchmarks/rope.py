@@ -19,12 +19,14 @@ Every variant's output is checked against ``apply_rope`` in the matching layout 
 
 from __future__ import annotations
 
+import resource
+
 import torch
 
 from posenc_ref import inv_freq
 
 from .baselines import complex_rope, complex_rope_table
-from .harness import paired_ratio, time_interleaved
+from .harness import _sig, paired_ratio, time_interleaved
 from .peers import hf_apply_rotary_pos_emb, hf_rotary_cos_sin, lucidrains_rope, torchtune_rope
 
 SHAPES = [(1, 32, 4096, 128), (1, 8, 16384, 64)]
@@ -115,6 +117,49 @@ def _variants(shape, dtype, device):
     return calls, checks
 
 
+def _profile(calls: dict, names: list[str], calls_per_name: int = 3) -> dict:
+    """Where the time of each named variant goes, on the CPU: evidence for the page.
+
+    Two measurements per variant, over ``calls_per_name`` calls after one warm-up call:
+
+    - ``minor_faults``: page faults per call (``getrusage``). A freshly allocated large tensor
+      is mapped page by page on first touch, so this counts the fresh memory a call writes;
+    - ``top_ops``: the operators with the most self CPU time per call (``torch.profiler``).
+
+    Returns
+    -------
+    dict
+        ``{name: {"minor_faults": float, "top_ops": [{"op", "self_ms", "calls"}]}}``.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    found = {}
+    for name in names:
+        call = calls[name]
+        call()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(calls_per_name):
+            call()
+        faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls_per_name
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(calls_per_name):
+                call()
+        ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+        found[name] = {
+            "minor_faults": round(faults),
+            "top_ops": [
+                {
+                    "op": e.key,
+                    "self_ms": _sig(e.self_cpu_time_total / 1e3 / calls_per_name, 3),
+                    "calls": e.count // calls_per_name,
+                }
+                for e in ops[:4]
+                if e.self_cpu_time_total > 0
+            ],
+        }
+    return found
+
+
 def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = None) -> dict:
     """Time every variant for each device, shape and dtype.
 
@@ -127,7 +172,8 @@ def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = N
     -------
     dict
         ``{"description", "devices", "cases": [{"device", "shape", "dtype", "variants",
-        "over_floor", "peer_over_ours", "check_rel_diff"}], "targets", "note"}``.
+        "over_floor", "peer_over_ours", "check_rel_diff", "profile"}], "targets"}``;
+        ``profile`` (CPU only) is :func:`_profile` of the floor and of ``apply_rope``.
     """
     if devices is None:
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -147,8 +193,10 @@ def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = N
                     mine: {peer: paired_ratio(timings[peer], timings[mine]) for peer in peers}
                     for mine in ours
                 }
+                profiled = ["copy_floor", *(n for n in OURS if n in calls)]
                 cases.append(
                     {
+                        "profile": _profile(calls, profiled) if device == "cpu" else None,
                         "device": device,
                         "shape": list(shape),
                         "dtype": dtype_name,

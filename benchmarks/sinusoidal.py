@@ -35,7 +35,8 @@ def run(*, quick: bool = False, repeats: int = 15) -> dict:
         ``{"description", "cases": [{"num_positions", "dim", "variants", "ratios"}], "targets"}``;
         ``variants`` maps a name to :meth:`Timing.to_json`, ``ratios`` holds
         ``loop_over_sinusoidal`` (speedup of the vectorized form), ``sinusoidal_over_float32``
-        (its cost relative to the float32 formula) and ``numpy_over_sinusoidal``.
+        (its cost relative to the float32 formula), ``numpy_over_sinusoidal`` and
+        ``numpy_over_float32``.
     """
     cases = []
     targets = []
@@ -54,6 +55,9 @@ def run(*, quick: bool = False, repeats: int = 15) -> dict:
                 timings["sinusoidal"], timings["float32_formula"]
             ),
             "numpy_over_sinusoidal": paired_ratio(timings["numpy_float64"], timings["sinusoidal"]),
+            "numpy_over_float32": paired_ratio(
+                timings["numpy_float64"], timings["float32_formula"]
+            ),
         }
         cases.append(
             {

@@ -56,7 +56,8 @@ def check_schema(results: dict, families: set[str]) -> None:
             for name, rel_diff in case["check_rel_diff"].items():
                 assert rel_diff < 0.05, name  # every variant computes the same rotation
     if "import" in families:
-        assert set(results["benchmarks"]["import"]["variants"]) == {"torch", "posenc_ref"}
+        variants = set(results["benchmarks"]["import"]["variants"])
+        assert variants == {"torch", "posenc_ref", "posenc_ref_after_torch"}
 
 
 def test_quick_run_writes_the_schema(tmp_path):
