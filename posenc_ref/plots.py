@@ -1139,16 +1139,12 @@ def angle_precision(dim: int = 128, base: float = 10000.0, max_log2: int = 24) -
     positions, err32, err_ref = angle_precision_data(dim, base, max_log2)
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     ax.loglog(positions, err32, "o-", ms=3, lw=1, color="C3", label="float32 angles")
-    ax.loglog(
-        positions, err_ref, "s-", ms=3, lw=1, color="C0", label="posenc_ref (float64 angles)"
-    )
+    ax.loglog(positions, err_ref, "s-", ms=3, lw=1, color="C0", label="posenc_ref (float64 angles)")
     guide = r"position $\times 2^{-24}$"
     ax.loglog(positions, positions * 2.0**-24, color="0.5", lw=0.8, ls="--", label=guide)
     ax.set_xlabel("position")
     ax.set_ylabel("max abs error of cos/sin (all columns)")
-    ax.set_title(
-        f"float32 cos/sin tables against float64 (dim={dim}, base={base:g})", fontsize=11
-    )
+    ax.set_title(f"float32 cos/sin tables against float64 (dim={dim}, base={base:g})", fontsize=11)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=9)
     fig.tight_layout()
