@@ -126,11 +126,6 @@ def _check_head_dim(x: torch.Tensor, name: str = "x") -> int:
     return x.shape[-1]
 
 
-def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    # Half-precision inputs are rotated in float32, as Meta's and torchtune's code do.
-    return torch.float32 if dtype in _HALF_DTYPES else dtype
-
-
 # --------------------------------------------------------------------------- tables
 
 
@@ -290,20 +285,62 @@ def apply_rope(
                 "out must not share memory with x (in-place rotation is not supported)"
             )
 
-    work = _compute_dtype(x.dtype)
-    xw = x.to(work)  # no copy unless x is half precision
+    rotate = _rotate_interleaved if layout == "interleaved" else _rotate_half_split
+    half_precision = x.dtype in _HALF_DTYPES
+    # Half precision is rotated in float32 and rounded once, as Meta's and torchtune's code do
+    # (HF rotates in the activation dtype, with tables rounded to it).
+    work = torch.float32 if half_precision else x.dtype
     cos, sin = cos.to(work), sin.to(work)
-    # Without a final cast the result can be written straight into `out`.
-    direct = out is not None and work == x.dtype
-    if layout == "interleaved":
-        result = _rotate_interleaved(xw, cos, sin, out if direct else None)
-    else:
-        result = _rotate_half_split(xw, cos, sin, out if direct else None)
-    if direct:
-        return out
-    if out is not None:
-        return out.copy_(result)
-    return result.to(x.dtype)
+    needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (x, cos, sin))
+    if needs_grad or x.device.type != "cpu":
+        # The blocked path below writes into slices of a buffer (out= kernels), which autograd
+        # cannot follow; on GPUs blocks would only add kernel launches.
+        result = rotate(x.to(work), cos, sin, None if half_precision else out)
+        if not half_precision:
+            return result
+        return result.to(x.dtype) if out is None else out.copy_(result)
+    if layout == "interleaved" and not half_precision:
+        return rotate(x, cos, sin, out)  # one complex multiplication: already one pass
+    return _rotate_blocks(x, cos, sin, layout, out)
+
+
+# Elements per block of the CPU blocked path (256 KiB of float32): small enough that a block of
+# x, its result and the float32 work stay in the core's cache between the passes.
+_BLOCK_ELEMENTS = 1 << 16
+
+
+def _rotate_blocks(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, out: torch.Tensor | None
+) -> torch.Tensor:
+    # The half layout takes three passes (a product and two fused multiply-adds) and half
+    # precision needs a float32 copy of x and a rounding pass. Over whole tensors each pass goes
+    # to memory (about 3x and 10x a copy); over a few positions at a time the repeated passes hit
+    # the cache, and memory sees about one read of x and one write of the result.
+    result = out if out is not None else torch.empty_like(x)
+    seq_len, head_dim = x.shape[-2], x.shape[-1]
+    per_position = max(1, x[..., :1, :].numel())  # one position across all leading dimensions
+    rows = max(1, _BLOCK_ELEMENTS // per_position)
+    scratch = None
+    if x.dtype in _HALF_DTYPES:  # float32 work space, rounded into `result` block by block
+        scratch = torch.empty(
+            (*x.shape[:-2], min(rows, seq_len), head_dim), dtype=torch.float32, device=x.device
+        )
+    rotation = torch.complex(cos[..., 0::2], sin[..., 0::2]) if layout == "interleaved" else None
+    for start in range(0, seq_len, rows):
+        stop = min(start + rows, seq_len)
+
+        def rows_of(table: torch.Tensor, start: int = start, stop: int = stop) -> torch.Tensor:
+            return table if table.shape[-2] == 1 else table[..., start:stop, :]  # 1: broadcast
+
+        target = result[..., start:stop, :] if scratch is None else scratch[..., : stop - start, :]
+        if layout == "interleaved":  # (only reached for half precision)
+            target.copy_(x[..., start:stop, :])  # exact widening
+            torch.view_as_complex(target.unflatten(-1, (-1, 2))).mul_(rows_of(rotation))
+        else:  # mixed-dtype kernels widen half-precision x on the fly
+            _rotate_half_split(x[..., start:stop, :], rows_of(cos), rows_of(sin), target)
+        if scratch is not None:
+            result[..., start:stop, :].copy_(target)  # the one rounding
+    return result
 
 
 def _as_complex(t: torch.Tensor) -> torch.Tensor:

@@ -580,3 +580,34 @@ def test_module_bad_input(kwargs, error, match):
     args = {"q": torch.zeros(1, 3, 8), "k": torch.zeros(1, 3, 8)} | kwargs
     with pytest.raises(error, match=match):
         module(**args)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("table_shape", ["seq", "packed", "one_position"])
+def test_blocked_path(monkeypatch, layout, dtype, table_shape):
+    """The CPU path in blocks of positions (half layout, half precision) matches the plain path.
+
+    Tiny blocks (with a remainder), tables broadcast over batch or over positions, and out=.
+    """
+    import posenc_ref.rope as rope_module
+
+    monkeypatch.setattr(rope_module, "_BLOCK_ELEMENTS", 2 * 3 * 8 * 3)  # 3 positions per block
+    x = randn(5, 2, 3, 11, 8, dtype=dtype)  # 11 positions: blocks of 3, 3, 3, 2
+    positions = {
+        "seq": torch.arange(100, 111),
+        "packed": torch.tensor([list(range(11)), list(range(50, 61))])[:, None, :],
+        "one_position": torch.tensor([7]),
+    }[table_shape]
+    cos, sin = rope_cos_sin(positions, inv_freq(8), layout=layout)
+    blocked = apply_rope(x, cos, sin, layout=layout)
+    out = torch.empty_like(x)
+    assert apply_rope(x, cos, sin, layout=layout, out=out) is out
+    with torch.enable_grad():  # autograd takes the unblocked path
+        plain = apply_rope(x.clone().requires_grad_(), cos, sin, layout=layout).detach()
+    ulp = {torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10, torch.float32: 2.0**-23}[dtype]
+    for got in (blocked, out):
+        assert got.dtype == dtype
+        torch.testing.assert_close(got.float(), plain.float(), rtol=ulp, atol=1e-6)
+    exact = apply_rope_loop(x.double(), positions, inv_freq(8), layout=layout)
+    assert torch.all((blocked.double() - exact).abs() <= ulp / 2 * exact.abs() + 1e-5)
