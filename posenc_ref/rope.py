@@ -218,7 +218,10 @@ def apply_rope(
     temporaries).
 
     bfloat16/float16 inputs are rotated in float32 and cast back once; otherwise the rotation runs
-    in ``x.dtype`` (``cos``/``sin`` are cast to it, which costs only their size).
+    in ``x.dtype`` (``cos``/``sin`` are cast to it, which costs only their size). On the CPU the
+    half layout and half-precision inputs are processed a few positions at a time, so that the
+    repeated passes over a block stay in cache (same arithmetic, same result). Differentiable
+    when ``out`` is ``None``.
 
     Parameters
     ----------
