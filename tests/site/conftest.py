@@ -113,9 +113,15 @@ def built_site(tmp_path_factory) -> BuiltSite:
 
 @pytest.fixture(scope="session")
 def site(built_site) -> BuiltSite:
-    """The built site, for tests that need a successful build (they fail with the build log)."""
-    if built_site.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed:\n{built_site.log[-6000:]}", pytrace=False)
+    """The built site, for the tests that look at its pages.
+
+    A strict build that stops only because of warnings has still written every page (MkDocs
+    checks the warning count at the very end), so these tests run and report what they see;
+    ``test_build_is_strict_and_quiet`` fails on the warnings. Any other failure fails them all.
+    """
+    log = built_site.log
+    if built_site.returncode != 0 and not re.search(r"Aborted with .* in strict mode!", log):
+        pytest.fail(f"mkdocs build failed:\n{log[-6000:]}", pytrace=False)
     return built_site
 
 

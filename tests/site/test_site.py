@@ -155,6 +155,7 @@ async () => {
     text,
     images: images.length,
     broken,
+    outputs: document.querySelectorAll(".jp-OutputArea-output").length,
   };
 }
 """
@@ -203,6 +204,8 @@ def test_page_renders_offline(site, tab, screenshots, page_src):
     assert found["merrors"] == [], f"MathJax errors: {found['merrors']}"
     assert _raw_tex(found["text"]) == [], "raw TeX in the text"
     assert found["broken"] == [], f"images that did not load: {found['broken']}"
+    if page_src.endswith(".ipynb"):  # executed at build time: the outputs are on the page
+        assert found["outputs"] > 0, "notebook page without cell outputs"
     tab.assert_clean()
 
 
