@@ -26,6 +26,7 @@ ACCURACY_VARIANTS = {
 }
 ROPE_VARIANTS = {
     "copy_floor": "copy floor (q, k into buffers)",
+    "clone_floor": "clone floor (q.clone(), k.clone())",
     "apply_rope_interleaved": "`apply_rope`, interleaved",
     "apply_rope_half": "`apply_rope`, half",
     "apply_rope_interleaved_out": "`apply_rope`, interleaved, `out=`",
@@ -86,6 +87,7 @@ def machine(results: dict) -> str:
     rows = [
         ["date (UTC)", m["date_utc"]],
         ["command", f"`{results['command']}`"],
+        ["code", _code_state(results.get("git") or {})],
         ["CPU", f"{m['cpu']}, {m['logical_cores']} logical cores, {m['memory_gib']} GiB"],
         ["GPU", results["gpu"]],
         ["OS, Python", f"{m['os']}, Python {m['python']}"],
@@ -96,6 +98,13 @@ def machine(results: dict) -> str:
         ["total time", f"{results.get('elapsed_s', '?')} s"],
     ]
     return _table(["measured on", ""], rows, "ll")
+
+
+def _code_state(git: dict) -> str:
+    state = f"commit {git.get('commit') or '?'}"
+    if git.get("uncommitted"):
+        state += " plus uncommitted changes to " + ", ".join(f"`{f}`" for f in git["uncommitted"])
+    return state
 
 
 def targets(results: dict) -> str:
@@ -255,6 +264,9 @@ def limits(results: dict, device: str = "cpu") -> str:
                 ]
             )
         title = f"**{case['dtype']} {tuple(case['shape'])}**: q and k together are {pages:,} pages"
+        if "clone_floor" in case["over_floor"]:
+            clone = case["over_floor"]["clone_floor"]["median"]
+            title += f" of 4 KiB; returning fresh copies of them costs {clone:.3g}× the copy floor"
         header = ["variant", "× floor", "page faults per call", "top operators (self time, calls)"]
-        blocks.append(title + " of 4 KiB.\n\n" + _table(header, rows, "lrrl"))
+        blocks.append(title + ".\n\n" + _table(header, rows, "lrrl"))
     return "\n\n".join(blocks) if blocks else "No CPU profile in these results."

@@ -6,6 +6,8 @@ layout), with its cos/sin (or complex, or angle) table computed once outside the
 
 - ``copy_floor``: copy q and k into preallocated buffers, the least any rotation that reads
   and writes every element can cost; everything is reported as a multiple of it;
+- ``clone_floor``: ``q.clone()`` and ``k.clone()``, the least a call returning new tensors can
+  cost (fresh memory is faulted in on first write);
 - ``apply_rope_interleaved`` / ``apply_rope_half``: :func:`posenc_ref.rope.apply_rope`, new output;
 - ``apply_rope_interleaved_out`` / ``apply_rope_half_out``: the same with ``out=`` buffers;
 - ``hf_rotate_half``: HF transformers' ``apply_rotary_pos_emb`` (tables in the activation dtype,
@@ -64,7 +66,12 @@ def _variants(shape, dtype, device):
     q_buf, k_buf = torch.empty_like(q), torch.empty_like(k)
     q_out, k_out = torch.empty_like(q), torch.empty_like(k)
 
-    calls = {"copy_floor": lambda: (q_buf.copy_(q), k_buf.copy_(k))}
+    calls = {
+        "copy_floor": lambda: (q_buf.copy_(q), k_buf.copy_(k)),
+        # The least a function returning new tensors can cost: fresh memory is faulted in page
+        # by page on first write, which on a CPU costs more than the copy itself.
+        "clone_floor": lambda: (q.clone(), k.clone()),
+    }
     as_bhsd = {"copy_floor": lambda result: result}
     references = {}
     if rope is not None:
@@ -105,7 +112,7 @@ def _variants(shape, dtype, device):
     checks = {}
     for name, call in calls.items():
         layout = "half" if name.startswith("apply_rope_half") else layouts.get(name, "interleaved")
-        if name == "copy_floor" or layout not in references:
+        if name in {"copy_floor", "clone_floor"} or layout not in references:
             continue
         got = as_bhsd.get(name, lambda result: result)(call())
         want = references[layout]
@@ -193,7 +200,7 @@ def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = N
                     mine: {peer: paired_ratio(timings[peer], timings[mine]) for peer in peers}
                     for mine in ours
                 }
-                profiled = ["copy_floor", *(n for n in OURS if n in calls)]
+                profiled = ["copy_floor", "clone_floor", *(n for n in OURS if n in calls)]
                 cases.append(
                     {
                         "profile": _profile(calls, profiled) if device == "cpu" else None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,24 @@ COMMAND = "python -m benchmarks.run"
 # parallel region waits for a core that another process holds. Measured on this project's
 # 2-core machine under load: the same 2048 x 512 table took 2.3 ms with one thread and
 # 15-240 ms with two. Pass --threads N to measure multi-threaded behaviour on a quiet machine.
+
+
+def _git_state() -> dict:
+    """The commit measured, and which package files differed from it (work in progress)."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        return done.stdout.rstrip() if done.returncode == 0 else ""  # keep porcelain indent
+
+    changed = git("status", "--porcelain", "--", "posenc_ref", "benchmarks")
+    return {
+        "commit": git("rev-parse", "--short", "HEAD") or None,
+        "uncommitted": [line[3:] for line in changed.splitlines() if line[3:] != RESULTS_NAME],
+    }
+
+
+RESULTS_NAME = "benchmarks/results.json"
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -89,6 +108,7 @@ def main(argv: list[str] | None = None) -> dict:
         "machine": machine,
         "gpu": gpu_info(),
         "versions": library_versions(),
+        "git": _git_state(),
         "settings": {
             "torch_threads": threads,
             "threads_note": (

@@ -1284,6 +1284,7 @@ def bench_rope_figure(results: dict, device: str = "cpu") -> Figure:
     dtypes = sorted({c["dtype"] for c in cases}, key=["float32", "bfloat16"].index)
     names = {
         "copy_floor": "copy floor",
+        "clone_floor": "clone floor (fresh memory)",
         "apply_rope_interleaved": "apply_rope interleaved",
         "apply_rope_half": "apply_rope half",
         "apply_rope_interleaved_out": "apply_rope interleaved, out=",
@@ -1309,7 +1310,7 @@ def bench_rope_figure(results: dict, device: str = "cpu") -> Figure:
             shown = [n for n in names if n in case["over_floor"]]
             medians, spread = _whiskers([case["over_floor"][n] for n in shown])
             colors = [
-                "0.6" if n == "copy_floor" else "C0" if n.startswith("apply_rope") else "C1"
+                "0.6" if n.endswith("_floor") else "C0" if n.startswith("apply_rope") else "C1"
                 for n in shown
             ]
             y = np.arange(len(shown))[::-1]
