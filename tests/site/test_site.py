@@ -206,6 +206,8 @@ def test_page_renders_offline(site, tab, screenshots, page_src):
     assert found["broken"] == [], f"images that did not load: {found['broken']}"
     if page_src.endswith(".ipynb"):  # executed at build time: the outputs are on the page
         assert found["outputs"] > 0, "notebook page without cell outputs"
+        download = "async () => (await fetch(document.querySelector('a[download]').href)).ok"
+        assert page.evaluate(download), "the notebook's download link is broken"
     tab.assert_clean()
 
 
