@@ -9,6 +9,9 @@ window.MathJax = {
     processEscapes: true,
     processEnvironments: true,
     tags: "ams", // \label / \eqref numbering
+    // Without noundefined, an unknown macro is a visible error (mjx-merror) that the browser test
+    // catches, rather than red text that looks rendered.
+    packages: { "[-]": ["noundefined"] },
   },
   startup: { typeset: false },
 };
