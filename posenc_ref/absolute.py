@@ -52,6 +52,9 @@ def inv_freq(
 ) -> torch.Tensor:
     r"""Per-pair angular frequencies :math:`\omega_i = \text{base}^{-2i/\text{dim}}`.
 
+    Derived on the site: [the definition](absolute.md#sinusoidal-definition) and
+    [the exp-log form](absolute.md#sinusoidal-vectorized).
+
     Shared by the sinusoidal table and RoPE. :math:`\omega_0 = 1` is the fastest pair; the
     frequencies fall geometrically to :math:`\text{base}^{-(\text{dim}-2)/\text{dim}}`, just above
     ``1/base``.
@@ -87,6 +90,8 @@ def inv_freq(
 def wavelengths(dim: int, base: float = 10000.0) -> torch.Tensor:
     r"""Per-pair wavelengths :math:`\lambda_i = 2\pi / \omega_i`, from :math:`2\pi` upwards.
 
+    Derived on the site: [geometric wavelengths](properties.md#properties-wavelengths).
+
     Returns
     -------
     torch.Tensor
@@ -98,6 +103,8 @@ def wavelengths(dim: int, base: float = 10000.0) -> torch.Tensor:
 
 def sinusoidal_loop(num_positions: int, dim: int, base: float = 10000.0) -> np.ndarray:
     r"""The sinusoidal table written as the textbook double loop: the definition and the oracle.
+
+    Shown on the site: [the textbook loop](absolute.md#sinusoidal-loop).
 
     ``PE[k, 2i] = sin(k / base**(2i/dim))`` and ``PE[k, 2i+1] = cos(k / base**(2i/dim))``,
     one Python float at a time. Slow on purpose: every other implementation is tested against it.
@@ -138,6 +145,8 @@ def sinusoidal(
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     r"""The sinusoidal table, vectorized: a column of positions times a row of frequencies.
+
+    Derived on the site: [from the loop to vectors](absolute.md#sinusoidal-vectorized).
 
     Angles ``position * inv_freq`` are formed in float64 (an outer product, i.e. broadcasting,
     not a matrix product), sin goes to the even columns and cos to the odd ones, and only the
@@ -195,6 +204,9 @@ def sinusoidal(
 def adjacent_distance(dim: int, base: float = 10000.0, offset: int = 1) -> float:
     r"""Distance between the codes of any two positions ``offset`` apart (closed form).
 
+    Derived on the site:
+    [the distance depends only on the offset](properties.md#properties-neighbours).
+
     .. math::
 
         \lVert PE(t+k) - PE(t) \rVert = \sqrt{\text{dim} - 2 \sum_i \cos(k\,\omega_i)}
@@ -222,6 +234,9 @@ def adjacent_distance(dim: int, base: float = 10000.0, offset: int = 1) -> float
 def offset_dot_product(dim: int, base: float = 10000.0, offset: int = 1) -> float:
     r"""Dot product of the codes of two positions ``offset`` apart (closed form).
 
+    Derived on the site:
+    [the dot product depends only on the offset](properties.md#properties-dot-product).
+
     .. math::
 
         PE(t) \cdot PE(t+k) = \sum_{i=0}^{\text{dim}/2-1} \cos(k\,\omega_i)
@@ -238,6 +253,8 @@ def offset_dot_product(dim: int, base: float = 10000.0, offset: int = 1) -> floa
 
 def relative_rotation(offset: int, dim: int, base: float = 10000.0) -> torch.Tensor:
     r"""The matrix :math:`M_k` with :math:`PE(t+k) = M_k\,PE(t)` for every position ``t``.
+
+    Derived on the site: [a fixed rotation moves every position](properties.md#properties-rotation).
 
     Block-diagonal, one 2x2 block per pair (rows ordered sin, cos as in the table):
 
@@ -264,6 +281,9 @@ def relative_rotation(offset: int, dim: int, base: float = 10000.0) -> torch.Ten
 
 def binary_encoding(num_positions: int, bits: int) -> np.ndarray:
     """Positions written in binary, one bit per column: the counter analogy.
+
+    Discussed on the site:
+    [the binary-counter analogy and its limits](properties.md#properties-binary).
 
     Column ``j`` is bit ``j`` of the position (column 0 the least significant bit, which flips
     at every step; column ``j`` flips every ``2**j`` steps). Positions that need more than
@@ -364,6 +384,10 @@ def _check_bool(name: str, value: object) -> bool:
 class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):
     r"""Add the sinusoidal table to a batch of embeddings, then apply dropout.
 
+    Explained on the site: [the module](absolute.md#sinusoidal-module),
+    [the buffer](absolute.md#sinusoidal-buffer) and
+    [batch-first vs sequence-first](absolute.md#sinusoidal-layouts).
+
     ``forward(x)`` returns ``dropout(x + sinusoidal(max_len, dim, base)[:seq_len])``.
 
     The table is computed once for ``max_len`` positions and kept as a *non-persistent*
@@ -427,6 +451,8 @@ class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):
 
 class LearnedPositionalEmbedding(_AdditivePositionalEncoding):
     """A trainable table of ``max_len`` position vectors, added to the input.
+
+    Discussed on the site: [learned absolute embeddings](relative.md#relative-learned).
 
     Same forward contract and errors as :class:`SinusoidalPositionalEncoding`. It cannot
     encode a position at or past ``max_len``: there is no row for it.

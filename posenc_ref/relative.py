@@ -30,6 +30,9 @@ def relative_positions(
 ) -> torch.Tensor:
     """Matrix of relative positions ``key - query`` for self-attention with a key/value cache.
 
+    Explained on the site: [relative positions](relative.md#relative-positions) and
+    [the key/value cache](relative.md#relative-kv-cache).
+
     Queries are the last ``query_len`` of the ``key_len`` positions (the usual layout when new
     tokens attend to a cache): query ``i`` sits at position ``key_len - query_len + i``.
 
@@ -63,6 +66,8 @@ def shaw_relative_index(
 ) -> torch.Tensor:
     r"""Clip relative positions to :math:`[-K, K]` and shift them to table rows :math:`0..2K`.
 
+    Explained on the site: [Shaw et al.](relative.md#relative-shaw).
+
     Shaw et al. learn one vector per clipped distance; this is the index into that
     ``(2K + 1, head_dim)`` table. Distances beyond :math:`K` share the edge rows.
 
@@ -91,6 +96,8 @@ def t5_relative_bucket(
     max_distance: int = 128,
 ) -> torch.Tensor:
     r"""T5's bucket index for each relative position ``key - query``.
+
+    Derived on the site: [T5 buckets](relative.md#relative-t5).
 
     Half of the buckets (per direction when ``bidirectional``) hold the exact distances
     :math:`0 .. e-1` with :math:`e` = ``num_buckets // 2`` (per direction); larger distances
@@ -163,6 +170,8 @@ def alibi_slopes(
 ) -> torch.Tensor:
     r"""ALiBi's per-head slopes :math:`m_h`, including head counts that are not powers of two.
 
+    Explained on the site: [ALiBi](relative.md#relative-alibi).
+
     For :math:`n` a power of two, :math:`m_h = 2^{-8h/n}` for :math:`h = 1..n`. Otherwise,
     with :math:`c = 2^{\lfloor \log_2 n \rfloor}`: the :math:`c` slopes for :math:`c` heads,
     followed by the first :math:`n - c` of every other slope (:math:`h = 1, 3, 5, \dots`) of the
@@ -210,6 +219,9 @@ def alibi_bias(
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     r"""ALiBi's additive attention bias :math:`-m_h\,(i - j)` (query :math:`i`, key :math:`j`).
+
+    Explained on the site: [ALiBi](relative.md#relative-alibi) and
+    [the key/value cache](relative.md#relative-kv-cache).
 
     Queries are the last ``query_len`` of the ``key_len`` positions (see
     :func:`relative_positions`), so the same function serves a full prompt and one new token
