@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["SITE_FIGURES", "site_figure", "render_svg"]
 
 SITE_FIGURES: dict[str, Callable[[], Figure]] = {}
-"""Site figures: output name (``"heatmap_128x8.svg"``) to a function drawing it with no arguments."""
+"""Site figures: output name (``"heatmap_128x8.svg"``) to a no-argument drawing function."""
 
 # Deterministic SVG: fixed hash salt for ids, text drawn as paths (no font lookup in the browser).
 SVG_RC = {"svg.hashsalt": "posenc-ref", "svg.fonttype": "path", "figure.dpi": 100}
