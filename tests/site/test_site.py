@@ -191,9 +191,12 @@ def _slug(page: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", Path(page).with_suffix("").as_posix())
 
 
+# Browser tests ask for `tab` first, so that a missing Chromium skips them before the build.
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("page_src", PAGES)
-def test_page_renders_offline(site, tab, screenshots, page_src):
+def test_page_renders_offline(tab, site, screenshots, page_src):
     """Math typeset, images loaded, no raw TeX, no errors, nothing fetched from another host."""
     page = tab.page
     page.goto(site.page_url(page_src), wait_until="networkidle")
@@ -212,7 +215,7 @@ def test_page_renders_offline(site, tab, screenshots, page_src):
 
 
 @pytest.mark.browser
-def test_search_finds_rotary(site, tab):
+def test_search_finds_rotary(tab, site):
     """Material's search (a web worker over search_index.json) answers offline."""
     page = tab.page
     page.goto(site.url, wait_until="networkidle")
@@ -234,7 +237,7 @@ def _math_pages(site) -> list[str]:
 
 
 @pytest.mark.browser
-def test_instant_navigation_keeps_math(site, tab):
+def test_instant_navigation_keeps_math(tab, site):
     """A click inside an article swaps the page without a reload, and the new math is typeset."""
     math_pages = [p for p in _math_pages(site) if p != "index.md"]
     # Prefer leaving the home page for a page with math; before the content pages have math,
