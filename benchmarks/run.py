@@ -5,8 +5,10 @@ Usage::
     python -m benchmarks.run [--quick] [--out PATH] [--only NAME ...] [--threads N] [--repeats R]
 
 ``--quick`` runs tiny sizes with few repeats (seconds; for the tests, not for publishing).
-Without ``--out`` a full run writes ``benchmarks/results.json``, the file the site is built from,
-and a quick run writes nothing unless given a path.
+Without ``--out`` a complete run (every family, not ``--quick``) writes
+``benchmarks/results.json``, the file the site is built from; a quick or partial (``--only``) run
+only prints its summary unless given a path, so that it never replaces the published results
+with an incomplete file.
 """
 
 from __future__ import annotations
@@ -141,7 +143,8 @@ def main(argv: list[str] | None = None) -> dict:
         for name, family in results["benchmarks"].items()
         for target in family.get("targets", [])
     ]
-    out = args.out or (None if args.quick else RESULTS)
+    complete = not args.quick and set(names) == set(FAMILIES)
+    out = args.out or (RESULTS if complete else None)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
