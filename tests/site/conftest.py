@@ -53,7 +53,7 @@ class BuiltSite:
     returncode: int
     log: str
     seconds: float
-    rerendered: dict[str, bytes | str]  # figure name -> SVG drawn in the test process, or error
+    rerendered: dict[str, bytes | str]  # figure name -> SVG drawn by another process, or error
 
     def page_url(self, src_uri: str) -> str:
         """URL of the page built from ``src_uri`` (``absolute.md`` -> ``<url>absolute/``)."""
@@ -65,15 +65,30 @@ class BuiltSite:
         return f"{self.url}{stem}/"
 
 
-def _render_figures() -> dict[str, bytes | str]:
-    import posenc_ref.plots as plots
+# Draws every site figure into a folder, in a fresh interpreter: what this pytest process has
+# imported or configured (matplotlib rcParams, say) cannot leak into the comparison.
+_DRAW_FIGURES = """
+import pathlib, sys, traceback
+import posenc_ref.plots as plots
+out = pathlib.Path(sys.argv[1])
+for name, make in plots.SITE_FIGURES.items():
+    try:
+        (out / name).write_bytes(plots.render_svg(make))
+    except Exception:
+        (out / (name + ".error")).write_text(traceback.format_exc())
+"""
 
+
+def _collect_figures(folder: Path, proc: subprocess.Popen) -> dict[str, bytes | str]:
+    output, _ = proc.communicate(timeout=900)
     drawn: dict[str, bytes | str] = {}
-    for name, make in plots.SITE_FIGURES.items():
-        try:
-            drawn[name] = plots.render_svg(make)
-        except Exception as exc:  # reported by the figure test, not as a fixture error
-            drawn[name] = repr(exc)
+    for path in folder.iterdir():
+        if path.suffix == ".error":
+            drawn[path.stem] = path.read_text()
+        else:
+            drawn[path.name] = path.read_bytes()
+    if proc.returncode != 0:
+        drawn["(figure process)"] = output
     return drawn
 
 
@@ -99,10 +114,18 @@ def built_site(tmp_path_factory) -> BuiltSite:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    # While the build runs (mostly on one core), draw every figure again in this process: the
-    # reproducibility test compares the two, and this way it costs no extra wall time.
-    rerendered = _render_figures()
+    # While the build runs (mostly on one core), a second process draws every figure again: the
+    # reproducibility test compares the two, and this way it costs little extra wall time.
+    figures = tmp_path_factory.mktemp("figures")
+    drawing = subprocess.Popen(
+        [sys.executable, "-c", _DRAW_FIGURES, str(figures)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     log, _ = proc.communicate(timeout=900)
+    rerendered = _collect_figures(figures, drawing)
     site = BuiltSite(directory, url, proc.returncode, log, time.perf_counter() - start, rerendered)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -76,7 +76,7 @@ def _figure_names() -> list[str]:
 def test_figure_is_reproducible(site, name):
     """Drawn again in another process, each figure is byte-identical (and its text is paths)."""
     built = (site.directory / "figures" / name).read_bytes()
-    again = site.rerendered[name]
+    again = site.rerendered.get(name, site.rerendered.get("(figure process)", "not drawn"))
     assert isinstance(again, bytes), again
     assert again == built
     svg = built.decode()
