@@ -59,6 +59,20 @@ def test_sitemap_lists_exactly_the_nav(site):
     assert sorted(locs) == sorted(site.page_url(p) for p in PAGES)
 
 
+def test_api_page_documents_every_public_name(site):
+    """Each name in posenc_ref.__all__ has its entry (and anchor) on the API page."""
+    import posenc_ref
+
+    html = (site.directory / "api" / "index.html").read_text(encoding="utf-8")
+    ids = set(re.findall(r'\bid="(posenc_ref\.[\w.]+)"', html))
+    missing = [
+        f"{getattr(posenc_ref, n).__module__}.{n}"
+        for n in posenc_ref.__all__
+        if f"{getattr(posenc_ref, n).__module__}.{n}" not in ids
+    ]
+    assert missing == []
+
+
 # --- figures -------------------------------------------------------------------------------
 
 
