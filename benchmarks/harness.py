@@ -193,6 +193,15 @@ def _memory_gib() -> float | None:
     return None
 
 
+def _transparent_hugepage() -> str | None:
+    # e.g. "always [madvise] never": whether large allocations get 2 MiB pages unasked.
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled", encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def machine_info() -> dict:
     """Describe the machine: CPU, cores, memory, OS, Python, and the load average right now."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -203,6 +212,7 @@ def machine_info() -> dict:
         "os": platform.platform(),
         "python": sys.version.split()[0],
         "load_average_1_5_15": [round(x, 2) for x in load] if load else None,
+        "transparent_hugepage": _transparent_hugepage(),
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 

@@ -270,3 +270,27 @@ def limits(results: dict, device: str = "cpu") -> str:
         header = ["variant", "× floor", "page faults per call", "top operators (self time, calls)"]
         blocks.append(title + ".\n\n" + _table(header, rows, "lrrl"))
     return "\n\n".join(blocks) if blocks else "No CPU profile in these results."
+
+
+def huge_pages(results: dict) -> str:
+    """The fresh-memory experiment: 4 KiB pages vs PyTorch's huge-page allocations."""
+    experiment = results["benchmarks"]["rope"].get("huge_pages")
+    if not experiment:
+        return "The huge-page experiment did not run (quick run)."
+    labels = {
+        "copy": "copy into a buffer",
+        "clone": "`clone()` (fresh memory)",
+        "apply_rope": "`apply_rope` (fresh result)",
+        "apply_rope_out": "`apply_rope(out=)`",
+    }
+    settings = experiment["settings"]
+    header = ["one float32 tensor " + str(tuple(experiment["shape"]))]
+    for name in settings:
+        header += [f"{name}: × copy", f"{name}: page faults"]
+    rows = []
+    for variant, label in labels.items():
+        row = [label]
+        for found in settings.values():
+            row += [f"{found[variant]['over_copy']:.3g}×", f"{found[variant]['faults_per_call']:,}"]
+        rows.append(row)
+    return _table(header, rows)

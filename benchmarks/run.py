@@ -120,7 +120,10 @@ def main(argv: list[str] | None = None) -> dict:
             "repeats": repeats,
             "warmup_calls": 2,
             "interleaved": True,
-            "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")},
+            "env": {
+                k: os.environ.get(k)
+                for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "THP_MEM_ALLOC_ENABLE")
+            },
         },
         "benchmarks": {},
     }
