@@ -19,9 +19,12 @@ from __future__ import annotations
 import doctest
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+# Not imported from conftest.py: two conftest modules (tests/, tests/site/) share that name.
+ROOT = Path(__file__).resolve().parents[2]
 
 DOCS = ROOT / "docs"
 PYTHON = {"python", "py", "python3"}

@@ -15,7 +15,9 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from conftest import ROOT
+
+# Not imported from conftest.py: two conftest modules (tests/, tests/site/) share that name.
+ROOT = Path(__file__).resolve().parents[2]
 
 # --- the pages -----------------------------------------------------------------------------
 

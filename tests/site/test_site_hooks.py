@@ -5,9 +5,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+# Not imported from conftest.py: two conftest modules (tests/, tests/site/) share that name.
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _hook(name: str):
