@@ -11,7 +11,8 @@ A ``python`` (or ``py``) block in ``docs/**/*.md``, or in a file a page includes
   GPU, a download, another library): compiled here, not run.
 
 A ``pycon`` block either has ``exec="1"`` or is a doctest: it is run here and its shown output
-must match. Blocks in other languages (``text``, ``bash``) are not code to check.
+must match. Blocks in other languages (``text``, ``bash``) are not code to check. The ``>>>``
+examples in the package's docstrings, which the API page shows, are run as doctests as well.
 """
 
 from __future__ import annotations
@@ -145,6 +146,26 @@ def test_console_block_prints_what_it_shows(block, tmp_path, monkeypatch):
     runner.run(test, out=failures.append)
     assert runner.failures == 0, "".join(failures)
     assert test.examples, f"{block.id}: a pycon block without >>> examples"
+
+
+def _package_modules() -> list[str]:
+    package = ROOT / "posenc_ref"
+    return sorted(f"posenc_ref.{p.stem}" for p in package.glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("module_name", ["posenc_ref", *_package_modules()])
+def test_docstring_examples_print_what_they_show(module_name, tmp_path, monkeypatch):
+    """The ``>>>`` examples in the docstrings, shown on the API page, are doctests too."""
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    module = importlib.import_module(module_name)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    failures: list[str] = []
+    for test in doctest.DocTestFinder().find(module, module_name):
+        runner.run(test, out=failures.append)
+    assert runner.failures == 0, "".join(failures)
 
 
 def test_parser_sees_the_forms():
