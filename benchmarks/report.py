@@ -92,6 +92,7 @@ def machine(results: dict) -> str:
         ["GPU", results["gpu"]],
         ["OS, Python", f"{m['os']}, Python {m['python']}"],
         ["torch threads", str(s["torch_threads"])],
+        ["transparent huge pages", str(m.get("transparent_hugepage"))],
         ["repeats", f"{s['repeats']} interleaved rounds after {s['warmup_calls']} warm-up calls"],
         ["machine shared", shared],
         ["libraries", libraries],
@@ -284,13 +285,13 @@ def huge_pages(results: dict) -> str:
         "apply_rope_out": "`apply_rope(out=)`",
     }
     settings = experiment["settings"]
-    header = ["one float32 tensor " + str(tuple(experiment["shape"]))]
-    for name in settings:
-        header += [f"{name}: × copy", f"{name}: page faults"]
+    names = {"default": "4 KiB pages (default)", "THP_MEM_ALLOC_ENABLE=1": "THP_MEM_ALLOC_ENABLE=1"}
+    header = [f"float32 {tuple(experiment['shape'])}", *(names.get(n, n) for n in settings)]
     rows = []
     for variant, label in labels.items():
         row = [label]
         for found in settings.values():
-            row += [f"{found[variant]['over_copy']:.3g}×", f"{found[variant]['faults_per_call']:,}"]
+            v = found[variant]
+            row.append(f"{v['over_copy']:.3g}× copy, {v['faults_per_call']:,} faults")
         rows.append(row)
     return _table(header, rows)
