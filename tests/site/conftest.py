@@ -124,8 +124,13 @@ def built_site(tmp_path_factory) -> BuiltSite:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    log, _ = proc.communicate(timeout=900)
-    rerendered = _collect_figures(figures, drawing)
+    try:
+        log, _ = proc.communicate(timeout=900)
+        rerendered = _collect_figures(figures, drawing)
+    finally:  # a hung build must not outlive the session
+        for child in (proc, drawing):
+            if child.poll() is None:
+                child.kill()
     site = BuiltSite(directory, url, proc.returncode, log, time.perf_counter() - start, rerendered)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
