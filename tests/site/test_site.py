@@ -61,6 +61,17 @@ def test_sitemap_lists_exactly_the_nav(site):
     assert sorted(locs) == sorted(site.page_url(p) for p in PAGES)
 
 
+def test_no_math_in_headings(site):
+    """Headings hold no TeX: the TOC, search results and title bar would show it raw."""
+    found = []
+    for page in PAGES:
+        html = site.directory / urlsplit(site.page_url(page)).path.lstrip("/") / "index.html"
+        for heading in re.findall(r"<h[1-6][^>]*>.*?</h[1-6]>", html.read_text("utf-8"), re.S):
+            if 'class="arithmatex"' in heading:
+                found.append(f"{page}: {re.sub(r'<[^>]+>', '', heading).strip()}")
+    assert found == []
+
+
 def test_api_page_documents_every_public_name(site):
     """Each name in posenc_ref.__all__ has its entry (and anchor) on the API page."""
     import posenc_ref
