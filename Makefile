@@ -21,7 +21,7 @@ test: $(STAMP) $(MATHJAX) lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check posenc_ref tests
+	$(BIN)/ruff format --check posenc_ref tests hooks benchmarks scripts
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
@@ -36,4 +36,4 @@ $(MATHJAX): scripts/vendor_mathjax.sh
 	bash scripts/vendor_mathjax.sh
 
 clean:
-	rm -rf $(VENV) site docs/vendor .hypothesis .pytest_cache
+	rm -rf $(VENV) site docs/vendor .hypothesis .pytest_cache test-artifacts
