@@ -33,6 +33,8 @@ def available_devices() -> list[str]:
 def select_device(preferred: str | torch.device | None = None) -> torch.device:
     """Choose a device: the preferred one if it exists, else the best available one.
 
+    Explained on the site: [devices](precision.md#precision-device).
+
     Parameters
     ----------
     preferred

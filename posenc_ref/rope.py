@@ -139,6 +139,8 @@ def rope_cos_sin(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Compute the cos and sin tables of RoPE, expanded to the pair layout.
 
+    Derived on the site: [frequencies and tables](rope.md#rope-frequencies).
+
     .. math::
 
         \cos_{m, j} = a \cos(m\,\omega_{i(j)}), \qquad \sin_{m, j} = a \sin(m\,\omega_{i(j)})
@@ -207,6 +209,9 @@ def apply_rope(
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     r"""Rotate every pair of ``x`` by the angles whose cos and sin are given: the fast path.
+
+    Derived on the site: [the rotation with complex numbers](rope.md#rope-derivation) and
+    [loop vs vectorized](rope.md#rope-loop-vs-vectorized).
 
     For pair :math:`(u, v)` (coordinates chosen by ``layout``),
     :math:`u' = u\cos_u - v\sin_u` and :math:`v' = v\cos_v + u\sin_v`, i.e.
@@ -396,6 +401,8 @@ def apply_rope_loop(
 ) -> torch.Tensor:
     r"""RoPE written as the explicit 2x2 rotation of each pair, one Python float at a time.
 
+    Shown on the site: [loop vs vectorized](rope.md#rope-loop-vs-vectorized).
+
     The definition and the oracle: slow on purpose (use small tensors), everything in float64.
     For every vector of ``x`` (all leading indices), every pair :math:`i` at coordinates
     :math:`(j, k)` (``(2i, 2i+1)`` or ``(i, i + dim/2)``) and angle :math:`m\,\omega_i`:
@@ -480,6 +487,8 @@ def _check_even_last(x: torch.Tensor, name: str) -> int:
 def to_half_layout(x: torch.Tensor) -> torch.Tensor:
     r"""Reorder the last dimension from interleaved pairs to half-split pairs.
 
+    Explained on the site: [the two pair layouts](rope.md#rope-layouts).
+
     Coordinates :math:`(x_0, x_1, x_2, x_3, \dots)` become
     :math:`(x_0, x_2, \dots, x_{d-2}, x_1, x_3, \dots, x_{d-1})`: pair :math:`(x_{2i}, x_{2i+1})`
     moves to positions :math:`(i, i + d/2)`. ``apply_rope(to_half_layout(x), layout="half")`` equals
@@ -503,6 +512,8 @@ def to_half_layout(x: torch.Tensor) -> torch.Tensor:
 def to_interleaved_layout(x: torch.Tensor) -> torch.Tensor:
     r"""Reorder the last dimension from half-split pairs to interleaved pairs.
 
+    Explained on the site: [the two pair layouts](rope.md#rope-layouts).
+
     The inverse of :func:`to_half_layout`: :math:`(x_i, x_{i+d/2})` moves to
     :math:`(2i, 2i+1)`.
 
@@ -523,6 +534,8 @@ def to_interleaved_layout(x: torch.Tensor) -> torch.Tensor:
 
 def permute_qk_weight(weight: torch.Tensor, num_heads: int, *, to_layout: str) -> torch.Tensor:
     r"""Permute the output rows of a query or key projection, head by head, between layouts.
+
+    Explained on the site: [converting checkpoints](rope.md#rope-permutation).
 
     Converting a checkpoint between Meta-style code (interleaved pairs) and HF-style code
     (half-split pairs) needs this once, for ``q_proj`` and ``k_proj`` (weights and 1-D biases)
@@ -625,6 +638,8 @@ def _resolve_scaling(
 
 class RotaryEmbedding(nn.Module):
     r"""Rotate queries and keys with RoPE, from a cached cos/sin table.
+
+    Explained on the site: [the module](rope.md#rope-module).
 
     ``forward(q, k, positions)`` equals
     ``apply_rope(q, *rope_cos_sin(positions, inv_freq, ...))`` (and the same for ``k``), with

@@ -82,6 +82,8 @@ def _check_ntk_dim(dim: object) -> int:
 def linear(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequencies:
     r"""Linear scaling / Position Interpolation: every frequency divided by ``factor``.
 
+    Derived on the site: [linear scaling](rope_scaling.md#scaling-linear).
+
     .. math::
 
         \omega'_i = \omega_i / s
@@ -109,6 +111,8 @@ def linear(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequenci
 
 def ntk_aware(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequencies:
     r"""NTK-aware scaling: a larger base, chosen so the slowest pair is interpolated like PI.
+
+    Derived on the site: [NTK-aware scaling](rope_scaling.md#scaling-ntk).
 
     .. math::
 
@@ -148,6 +152,8 @@ def dynamic_ntk(
     original_max_len: int,
 ) -> ScaledFrequencies:
     r"""Dynamic NTK scaling: the NTK base recomputed from the current sequence length.
+
+    Explained on the site: [dynamic NTK](rope_scaling.md#scaling-dynamic-ntk).
 
     .. math::
 
@@ -197,6 +203,8 @@ def dynamic_ntk(
 def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
     r"""YaRN's attention-factor curve :math:`g(s, \mu) = 0.1\,\mu \ln s + 1`, or 1 for s <= 1.
 
+    Explained on the site: [the YaRN conventions](rope_scaling.md#scaling-yarn-conventions).
+
     ``yarn_mscale(s)`` is YaRN's default ``attention_factor``. Configs that give ``mscale`` and
     ``mscale_all_dim`` (DeepSeek) mean ``yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim)``
     in HF transformers; pass that ratio as ``yarn(..., attention_factor=...)``.
@@ -228,6 +236,9 @@ def yarn(
     attention_factor: float | None = None,
 ) -> ScaledFrequencies:
     r"""YaRN ("NTK-by-parts" frequencies plus an attention factor).
+
+    Derived on the site: [YaRN](rope_scaling.md#scaling-yarn) and
+    [its conventions](rope_scaling.md#scaling-yarn-conventions).
 
     .. math::
 
@@ -326,6 +337,8 @@ def llama3(
     original_max_len: int = 8192,
 ) -> ScaledFrequencies:
     r"""Llama 3.1 scaling: three wavelength bands.
+
+    Derived on the site: [Llama 3 scaling](rope_scaling.md#scaling-llama3).
 
     With wavelength :math:`\lambda_i = 2\pi/\omega_i`,
 
