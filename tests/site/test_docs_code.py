@@ -171,7 +171,7 @@ def test_docstring_examples_print_what_they_show(module_name, tmp_path, monkeypa
 def test_parser_sees_the_forms():
     """The block parser understands both info-string forms and nested fences."""
     text = (
-        '```python exec="1" source="material-block"\nprint(1)\n```\n'
+        '```python exec="1" source="block"\nprint(1)\n```\n'
         "!!! note\n    ```{.python .illustrative .no-run}\n    cuda()\n    ```\n"
         "````markdown\n```python\nnot a block\n```\n````\n"
     )
