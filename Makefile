@@ -11,7 +11,7 @@ export NO_MKDOCS_2_WARNING := 1
 .PHONY: serve build test lint bench clean
 
 serve: $(STAMP) $(MATHJAX)
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+	SITE_URL=http://127.0.0.1:8000/ $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 build: $(STAMP) $(MATHJAX)
 	$(BIN)/mkdocs build --strict
