@@ -23,6 +23,13 @@ def check_int(name: str, value: object, *, minimum: int = 0) -> int:
     return int(value)
 
 
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` if it is ``True`` or ``False`` (not 0/1 or a string), else raise."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def check_dim(value: object, name: str = "dim") -> int:
     """Return ``value`` if it is a positive even integer, else raise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -21,6 +21,7 @@ from torch import nn
 
 from ._checks import (
     check_base,
+    check_bool,
     check_dim,
     check_float_dtype,
     check_int,
@@ -330,7 +331,7 @@ class _AdditivePositionalEncoding(nn.Module):
         super().__init__()
         self.dim = check_dim(dim)
         self.max_len = check_int("max_len", max_len, minimum=1)
-        self.batch_first = _check_bool("batch_first", batch_first)
+        self.batch_first = check_bool("batch_first", batch_first)
         self.dropout = nn.Dropout(check_probability("dropout", dropout))
 
     def _table(self) -> torch.Tensor:
@@ -373,12 +374,6 @@ class _AdditivePositionalEncoding(nn.Module):
         if not self.batch_first:
             codes = codes.unsqueeze(1)  # (seq_len, 1, dim): one code per row, shared by the batch
         return self.dropout(x + codes)
-
-
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return value
 
 
 class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from ._checks import check_float_dtype, check_int, check_tensor
+from ._checks import check_bool, check_float_dtype, check_int, check_tensor
 
 __all__ = [
     "relative_positions",
@@ -134,8 +134,7 @@ def t5_relative_bucket(
         Same shape, int64, values in ``[0, num_buckets - 1]``.
     """
     relative_position = _check_int_tensor("relative_position", relative_position).to(torch.int64)
-    if not isinstance(bidirectional, bool):
-        raise TypeError(f"bidirectional must be True or False, got {bidirectional!r}")
+    bidirectional = check_bool("bidirectional", bidirectional)
     num_buckets = check_int("num_buckets", num_buckets, minimum=4 if bidirectional else 2)
     if bidirectional and num_buckets % 2:
         raise ValueError(f"num_buckets must be even when bidirectional, got {num_buckets}")
@@ -245,8 +244,7 @@ def alibi_bias(
     torch.Tensor
         Shape ``(num_heads, query_len, key_len)``.
     """
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    causal = check_bool("causal", causal)
     slopes = alibi_slopes(num_heads, device=device, dtype=torch.float64)
     rel = relative_positions(query_len, key_len, device=device)  # (Lq, Lk), key - query
     # -|i - j| in integers, so that the diagonal is +0.0 rather than -0.0 after scaling.

@@ -116,14 +116,16 @@ def _check_inv_freq(inv_freq: object) -> torch.Tensor:
     return inv_freq
 
 
+def _check_even_last(x: torch.Tensor, name: str, what: str = "last dimension") -> int:
+    if x.dim() == 0 or x.shape[-1] % 2 or x.shape[-1] == 0:
+        raise ValueError(f"{name}'s {what} must be positive and even, got {tuple(x.shape)}")
+    return x.shape[-1]
+
+
 def _check_head_dim(x: torch.Tensor, name: str = "x") -> int:
     if x.dim() < 2:
         raise ValueError(f"{name} must have shape (..., seq_len, head_dim), got {tuple(x.shape)}")
-    if x.shape[-1] % 2 or x.shape[-1] == 0:
-        raise ValueError(
-            f"{name}'s last dimension (head_dim) must be positive and even, got {tuple(x.shape)}"
-        )
-    return x.shape[-1]
+    return _check_even_last(x, name, "last dimension (head_dim)")
 
 
 # --------------------------------------------------------------------------- tables
@@ -478,12 +480,6 @@ def apply_rope_loop(
 # --------------------------------------------------------------------------- layouts
 
 
-def _check_even_last(x: torch.Tensor, name: str) -> int:
-    if x.dim() == 0 or x.shape[-1] % 2 or x.shape[-1] == 0:
-        raise ValueError(f"{name}'s last dimension must be positive and even, got {tuple(x.shape)}")
-    return x.shape[-1]
-
-
 def to_half_layout(x: torch.Tensor) -> torch.Tensor:
     r"""Reorder the last dimension from interleaved pairs to half-split pairs.
 
@@ -578,9 +574,8 @@ def permute_qk_weight(weight: torch.Tensor, num_heads: int, *, to_layout: str) -
     rest = weight.shape[1:]
     grouped = (-1, 2) if to_layout == "half" else (2, -1)
     per_head = weight.reshape(num_heads, rows // num_heads, *rest).unflatten(1, grouped)
-    return per_head.transpose(1, 2).reshape(
-        weight.shape
-    )  # (heads, a, b, ...) -> (heads, b, a, ...)
+    swapped = per_head.transpose(1, 2)  # (heads, a, b, ...) -> (heads, b, a, ...)
+    return swapped.reshape(weight.shape)
 
 
 # --------------------------------------------------------------------------- module
@@ -712,9 +707,8 @@ class RotaryEmbedding(nn.Module):
         self.method, self.scaling_params, freqs = _resolve_scaling(
             scaling, self.head_dim, self.base
         )
-        self.inv_freq = (
-            freqs.inv_freq
-        )  # float64, CPU; a plain attribute so .to(dtype) can't round it
+        # float64 on the CPU, a plain attribute rather than a buffer so .to(dtype) can't round it
+        self.inv_freq = freqs.inv_freq
         self.attention_factor = freqs.attention_factor
         max_len = check_int("max_len", max_len, minimum=1)
         self.register_buffer("cos_cached", torch.empty(0), persistent=False)

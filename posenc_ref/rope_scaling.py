@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import check_base, check_dim, check_int, check_positive_float
+from ._checks import check_base, check_bool, check_dim, check_int, check_positive_float
 from .absolute import inv_freq as _inv_freq
 
 __all__ = [
@@ -303,8 +303,7 @@ def yarn(
             f"beta_fast must be > beta_slow (32 and 1 in the paper), got "
             f"beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
         )
-    if not isinstance(truncate, bool):
-        raise TypeError(f"truncate must be True or False, got {truncate!r}")
+    truncate = check_bool("truncate", truncate)
     if attention_factor is None:
         attention_factor = yarn_mscale(factor)
     else:
