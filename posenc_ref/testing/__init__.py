@@ -20,11 +20,27 @@ as one line in a pytest test.
 
 from __future__ import annotations
 
+from ._absolute import assert_sinusoidal_equal
+from ._properties import (
+    assert_composition,
+    assert_layout_permutation,
+    assert_norm_preserved,
+    assert_relative_property,
+)
+from ._relative import assert_alibi_bias_equal, assert_alibi_slopes_equal, assert_t5_buckets_equal
 from ._rope import assert_rope_equal, rope_error
 
 __all__ = [
     "assert_rope_equal",
     "rope_error",
+    "assert_sinusoidal_equal",
+    "assert_alibi_slopes_equal",
+    "assert_alibi_bias_equal",
+    "assert_t5_buckets_equal",
+    "assert_relative_property",
+    "assert_norm_preserved",
+    "assert_composition",
+    "assert_layout_permutation",
 ]
 
 # Re-exported lazily from .strategies, so that importing posenc_ref.testing never needs
