@@ -12,6 +12,8 @@ The modules follow the pages:
 - ``plots.rope``: the rotation of a pair, the long-term decay (``rope.md``).
 - ``plots.rope_scaling``: wavelengths under each context-extension method (``rope_scaling.md``).
 - ``plots.precision``: float32 against float64 angles (``precision.md``).
+- ``plots.check``: a RoPE's error per position, a model's wavelengths (``check.md``, and
+  ``python -m posenc_ref inspect --plot``).
 
 Every function is also importable from here (``from posenc_ref.plots import heatmap``). The
 visual tour (``tour.md``) reuses the figures of the first two. The benchmark figures are not
@@ -33,6 +35,12 @@ from .absolute import (
     pipeline_diagram,
     waves,
     waves_default,
+)
+from .check import (
+    error_positions,
+    hf_rope_error,
+    rope_error_plot,
+    spec_wavelengths,
 )
 from .precision import (
     angle_precision,
@@ -107,4 +115,8 @@ __all__ = [
     "context_extension",
     "angle_precision_data",
     "angle_precision",
+    "error_positions",
+    "rope_error_plot",
+    "hf_rope_error",
+    "spec_wavelengths",
 ]
