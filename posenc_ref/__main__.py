@@ -103,15 +103,16 @@ def _spec(config: dict, layer_type: str | None, layout: str | None):
         return rope_spec(config, **kwargs)
     except (ValueError, TypeError, NotImplementedError, KeyError) as error:
         kind = "not supported" if isinstance(error, NotImplementedError) else "refused"
-        raise _Refused(f"config {kind}: {error}") from error
+        message = str(error)
+        if "layer_type" in message and layer_type is None:
+            message += " (on the command line: --layer-type T)"
+        raise _Refused(f"config {kind}: {message}") from error
 
 
 def _number(value: float) -> str:
     if value == 0 or not math.isfinite(value):
         return str(value)
-    if 1e-3 <= abs(value) < 1e6:
-        return f"{value:.6g}"
-    return f"{value:.4g}"
+    return f"{value:.6g}"
 
 
 def _rows(pairs: int, every: bool) -> list[int]:
@@ -147,7 +148,7 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     where = f"model_type {model_type!r}" if model_type else "this config"
     if layer_type:
         where += f", layer type {layer_type!r}"
-    lines = [f"RoPE of {where}: rope_type {spec.rope_type!r}, base {spec.base:g}"]
+    lines = [f"RoPE of {where}: rope_type {spec.rope_type!r}, base {spec.base:.10g}"]
     partial = (
         "all of them rotated"
         if rotary_dim == head_dim
@@ -175,6 +176,12 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
         f"attention:  factor {_number(a)} multiplied into cos and sin"
         + (f" (logits scale by a^2 = {_number(a * a)})" if a != 1.0 else " (none)")
     )
+    softmax = float(getattr(spec, "softmax_scale_factor", 1.0))
+    if softmax != 1.0:
+        lines.append(
+            f"            and the model multiplies its softmax scale by {_number(softmax)} "
+            "outside RoPE"
+        )
     mrope = getattr(spec, "mrope_section", None)
     if mrope:
         lines.append(

@@ -26,7 +26,7 @@ import torch
 
 from .._checks import check_bool, check_int
 from ..absolute import inv_freq as _inv_freq
-from ..rope import RotaryEmbedding
+from ..rope import RotaryEmbedding, to_half_layout, to_interleaved_layout
 from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
 from ._common import (
     ANGLE_MARGIN,
@@ -81,6 +81,14 @@ class _Model:
     positions: Callable[[torch.Tensor], torch.Tensor] | None = None
     precision: tuple[torch.dtype, torch.dtype, torch.dtype, torch.dtype] | None = None
     sign: float = 1.0
+    output_layout: str | None = None
+
+    def written(self, rotated: torch.Tensor) -> torch.Tensor:
+        """The rotary part in the order it is written back (DeepSeek-V3: the other layout)."""
+        if self.output_layout is None or self.output_layout == self.layout:
+            return rotated
+        reorder = to_half_layout if self.output_layout == "half" else to_interleaved_layout
+        return reorder(rotated)
 
 
 def _pair_index(layout: str, rotary_dim: int) -> torch.Tensor:
@@ -136,11 +144,19 @@ def _predict(model: _Model, x: torch.Tensor, positions: torch.Tensor, seq_len: i
     cos_c, sin_c = cos[:, index], sin[:, index]  # (n, r): the angle each coordinate reads
     xr = x[..., :r]
     rotated = a * (xr * cos_c + _partner(xr, model.layout) * sin_c)
-    return torch.cat([rotated, x[..., r:]], dim=-1)
+    return torch.cat([model.written(rotated), x[..., r:]], dim=-1)
 
 
 def _reference_model(reference: RotaryEmbedding) -> _Model:
-    return _Model(reference.layout, reference.rotary_dim, reference.frequencies)
+    output = getattr(reference, "output_layout", None)  # DeepSeek-V3 (from the models work)
+    output = None if output == reference.layout else output
+    return _Model(
+        reference.layout, reference.rotary_dim, reference.frequencies, output_layout=output
+    )
+
+
+def _output_layout(reference: RotaryEmbedding) -> str:
+    return getattr(reference, "output_layout", None) or reference.layout
 
 
 # --------------------------------------------------------------------------- calls
@@ -295,7 +311,7 @@ def _allowance(
         relative = relative + 2 * (UNIT_ROUNDOFF[w_dt] + UNIT_ROUNDOFF[a_dt]) * m * omega
     relative = relative.expand(positions.numel(), r // 2)
     relative = relative[:, _pair_index(model.table_layout or model.layout, r)]  # (n, r)
-    rotated = a * norm * relative + atol
+    rotated = model.written(a * norm * relative + atol)
     copied = UNIT_ROUNDOFF[dtype] * x[..., r:].abs() + atol
     return torch.cat([rotated, copied], dim=-1)
 
@@ -362,7 +378,9 @@ def _method_frequencies(
     return _fixed(freqs)
 
 
-def _fit_frequencies(call: _Call, layout: str, rotary_dim: int) -> torch.Tensor | None:
+def _fit_frequencies(
+    call: _Call, layout: str, rotary_dim: int, output_layout: str | None = None
+) -> torch.Tensor | None:
     """Per-pair frequencies read off the user's output at positions 1, 2, 4, ... (float64).
 
     The angle a pair turned by is ``atan2(u v' - v u', u u' + v v')``; its median over the batch
@@ -372,7 +390,7 @@ def _fit_frequencies(call: _Call, layout: str, rotary_dim: int) -> torch.Tensor 
     if call.window.start != 0 or call.window.stop < 3:
         return None
     u, v = _pairs(call.inputs[0], layout, rotary_dim)
-    u2, v2 = _pairs(call.outputs[0], layout, rotary_dim)
+    u2, v2 = _pairs(call.outputs[0], output_layout or layout, rotary_dim)
     phi = torch.atan2(u * v2 - v * u2, u * u2 + v * v2)  # (batch, heads, n, pairs)
     phi = phi.flatten(0, -3).median(dim=0).values  # (n, pairs)
     omega = phi[1].clone()
@@ -432,6 +450,20 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
             + "): coordinates of one pair get different angles, which is not a rotation",
             layout=rotation,
             table_layout=table,
+        )
+    written = _output_layout(reference)
+    if r > 2:
+        add(
+            "output_order",
+            "results written back in the other order",
+            f"your fn rotates the right pairs but writes the result in {_other(written)} order; "
+            f"the reference writes it in {written} order"
+            + (
+                " (DeepSeek-V3 reads interleaved pairs and writes them in half order)"
+                if written != layout or layout == "interleaved"
+                else ""
+            ),
+            output_layout=_other(written),
         )
     add(
         "shift_plus",
@@ -513,7 +545,7 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
     bases = list(COMMON_BASES)
     fit = None
     if calls:
-        omega = _fit_frequencies(calls[0], layout, r)
+        omega = _fit_frequencies(calls[0], layout, r, _output_layout(reference))
         fit = None if omega is None else _fitted_base(omega, r)
         if fit is not None and math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12:
             # The fewest significant digits first: 500000 rather than 500012.7.
@@ -884,7 +916,7 @@ def _observations(reference: RotaryEmbedding, calls: list[_Call]) -> list[str]:
     ratios = []
     for call in calls:
         u, v = _pairs(call.inputs[0], layout, r)
-        u2, v2 = _pairs(call.outputs[0], layout, r)
+        u2, v2 = _pairs(call.outputs[0], _output_layout(reference), r)
         ratios.append((torch.sqrt(u2 * u2 + v2 * v2) / torch.sqrt(u * u + v * v)).flatten())
     ratio = torch.cat(ratios)
     ratio = ratio[torch.isfinite(ratio)]
@@ -1006,12 +1038,6 @@ def _check_reference(reference: object) -> RotaryEmbedding:
             "reference must be a posenc_ref.RotaryEmbedding (built directly, with scaling=..., "
             f"or from a model config), got {type(reference).__name__}"
         )
-    if getattr(reference, "mrope_section", None):
-        raise ValueError(
-            "reference uses M-RoPE (mrope_section): its positions are (3, ..., seq_len), which "
-            "assert_rope_equal does not generate; check the text-only path with a plain "
-            "RotaryEmbedding of the same base and width"
-        )
     return reference
 
 
@@ -1056,7 +1082,10 @@ def assert_rope_equal(
     :meth:`posenc_ref.RotaryEmbedding.forward`: ``q`` and ``k`` are
     ``(batch, heads, seq_len, head_dim)``, ``positions`` a ``(seq_len,)`` int64 tensor of
     contiguous positions. Wrap other code in a lambda (transpose if it wants
-    ``(batch, seq_len, heads, head_dim)``).
+    ``(batch, seq_len, heads, head_dim)``). For an M-RoPE reference this checks the text path
+    (the three position rows equal); expand ``positions`` in your wrapper if your code wants
+    ``(3, batch, seq_len)``. A reference whose ``output_layout`` differs from its ``layout``
+    (DeepSeek-V3) is expected to write its result in that order.
 
     The kit chooses the inputs: random ``q`` and ``k`` (seeded) at three windows of positions,
     ``0..299`` (small positions, and 256/257, where bfloat16 positions collide), 128 positions
