@@ -462,9 +462,8 @@ def _report(table, expected, allowed, excess, positions, dim, base, dtype, rtol,
             "table."
         )
     lines.append(
-        "Tolerance per entry: 8 u (u: unit roundoff of the table's dtype) + the float32 angle "
-        "term 2 u32 m w (ln(1/w) + 4) (0 with float32_angles=False) + atol; see "
-        "help(posenc_ref.testing.assert_sinusoidal_equal)."
+        "Tolerance per entry: 8 u + 2 u32 m w (ln(1/w) + 4) + atol, the second term only with "
+        "float32_angles=True; see help(posenc_ref.testing.assert_sinusoidal_equal)."
     )
     return "\n".join(lines)
 

@@ -848,10 +848,8 @@ def _report(
     lines += _observations(reference, calls)
     lines += _diagnosis(reference, calls, options)
     lines.append(
-        "Tolerance per coordinate: a * |pair| * (8 u + float32 angle term) where a is the "
-        "attention factor, u the unit roundoff of the input dtype and the angle term "
-        "2 u32 m w (ln(1/w) + 4) for position m and frequency w (0 with float32_angles=False); "
-        "see help(posenc_ref.testing.assert_rope_equal)."
+        "Tolerance per coordinate: a |pair| (8 u + 2 u32 m w (ln(1/w) + 4)), the second term only "
+        "with float32_angles=True; see help(posenc_ref.testing.assert_rope_equal)."
     )
     return "\n".join(lines)
 
