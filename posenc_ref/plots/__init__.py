@@ -17,8 +17,8 @@ Every function is also importable from here (``from posenc_ref.plots import heat
 visual tour (``tour.md``) reuses the figures of the first two. The benchmark figures are not
 part of the package: they live beside the benchmarks, in ``benchmarks/figures.py``.
 
-``import posenc_ref`` does not import this package, and this package imports neither matplotlib
-nor numpy until a figure is drawn: each function imports what it needs.
+``import posenc_ref`` does not import this package, and this package does not import
+matplotlib (nor scikit-learn) until a figure is drawn: each function imports what it needs.
 """
 
 from ._registry import SITE_FIGURES, render_svg, site_figure
