@@ -450,9 +450,11 @@ def test_regression_longrope_phi3_attention_factor():
     st.integers(1, 1000),
 )
 def test_longrope_cached_key_score_mixes_two_frequency_sets(pairs, seed, L, m, n, shift):
-    """A key rotated with the short list and a query with the long list: the score is
-    Re sum_i q_i conj(k_i) exp(j (m omega_i / phi_long - n omega_i / phi_short)), which depends on
-    m and n separately; with one list for both it depends on m - n only."""
+    """A cached key (short list) against a new query (long list) mixes two frequency sets.
+
+    The score is Re sum_i q_i conj(k_i) exp(j (m omega_i / phi_long - n omega_i / phi_short)),
+    which depends on m and n separately; with one list for both it depends on m - n only.
+    """
     dim = 2 * pairs
     gen = torch.Generator().manual_seed(seed)
     short = (1 + 3 * torch.rand(pairs, generator=gen, dtype=F64)).tolist()
