@@ -51,6 +51,13 @@ ROTARY = {
     "gpt_oss": ("gpt_oss", "GptOssRotaryEmbedding"),
 }
 
+TEXT_TO_FAMILY = {
+    "qwen2_vl_text": "qwen2_vl",
+    "qwen2_5_vl_text": "qwen2_5_vl",
+    "qwen3_vl_text": "qwen3_vl",
+    "qwen3_5_moe_text": "qwen3_5_moe",
+}
+
 ENTRIES = [
     pytest.param(
         entry, layer_type, id=f"{entry['name']}" + (f"-{layer_type}" if layer_type else "")
@@ -74,8 +81,7 @@ def hf_text_config(transformers, config: dict):
 
 def hf_rotary(transformers, text_config):
     model_type = text_config.model_type
-    key = {"qwen2_vl_text": "qwen2_vl", "qwen2_5_vl_text": "qwen2_5_vl",
-           "qwen3_vl_text": "qwen3_vl", "qwen3_5_moe_text": "qwen3_5_moe"}.get(model_type, model_type)  # fmt: skip
+    key = TEXT_TO_FAMILY.get(model_type, model_type)
     module, name = ROTARY[key]
     modeling = importlib.import_module(f"transformers.models.{module}.modeling_{module}")
     return getattr(modeling, name)(text_config), modeling
