@@ -67,8 +67,8 @@ def _implementations(start: int, stop: int) -> dict[str, tuple[np.ndarray, np.nd
     except ImportError:  # the rotary module is optional for this benchmark
         rope_cos_sin = None
     if rope_cos_sin is not None:
-        cos, sin = rope_cos_sin(positions, inv_freq(DIM, BASE), layout="interleaved")
-        found["rope_cos_sin"] = (sin[:, 0::2].double().numpy(), cos[:, 0::2].double().numpy())
+        cos, sin = rope_cos_sin(positions, inv_freq(DIM, BASE))  # one column per pair
+        found["rope_cos_sin"] = (sin.double().numpy(), cos.double().numpy())
     hf = hf_rotary_cos_sin(positions, DIM, BASE)
     if hf is not None:
         cos, sin = hf  # half layout: the first DIM/2 columns are the pairs in order

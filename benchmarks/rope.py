@@ -79,8 +79,8 @@ def _variants(shape, dtype, device):
     as_bhsd = {"copy_floor": lambda result: result}
     references = {}
     if rope is not None:
+        cos, sin = rope.rope_cos_sin(positions, frequencies)  # (L, d/2) float32, both layouts
         for layout in ("interleaved", "half"):
-            cos, sin = rope.rope_cos_sin(positions, frequencies, layout=layout)  # (L, d) float32
 
             def fresh(cos=cos, sin=sin, layout=layout):
                 return (

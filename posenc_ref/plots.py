@@ -860,7 +860,7 @@ def rope_rotation(
     plt = _pyplot()
     omega = inv_freq(dim, base)
     positions = torch.arange(num_positions)
-    cos, sin = rope_cos_sin(positions, omega, layout="interleaved", dtype=torch.float64)
+    cos, sin = rope_cos_sin(positions, omega, dtype=torch.float64)  # (positions, dim / 2)
     x = torch.zeros(num_positions, dim, dtype=torch.float64)
     x[:, 0::2] = 1.0  # every pair starts at (1, 0)
     rotated = apply_rope(x, cos, sin, layout="interleaved").numpy()  # (positions, dim)
@@ -1114,12 +1114,9 @@ def angle_precision_data(
         (torch.cos(angles32).double() - cos_true).abs(),
         (torch.sin(angles32).double() - sin_true).abs(),
     ).amax(dim=1)
-    # In the half layout the first dim/2 columns hold pairs 0 .. dim/2 - 1, once each.
-    cos_ref, sin_ref = rope_cos_sin(pos, omega, layout="half", dtype=torch.float32)
-    half = dim // 2
+    cos_ref, sin_ref = rope_cos_sin(pos, omega, dtype=torch.float32)  # one column per pair
     err_ref = torch.maximum(
-        (cos_ref[:, :half].double() - cos_true).abs(),
-        (sin_ref[:, :half].double() - sin_true).abs(),
+        (cos_ref.double() - cos_true).abs(), (sin_ref.double() - sin_true).abs()
     ).amax(dim=1)
     return (
         starts,

@@ -9,27 +9,34 @@ the angle :math:`m\,\omega_i`:
     \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\
                     \sin m\omega_i & \cos m\omega_i \end{pmatrix}
     \begin{pmatrix} u \\ v \end{pmatrix},
-    \qquad \omega_i = \text{base}^{-2i/\text{dim}},
+    \qquad \omega_i = \text{base}^{-2i/\text{rotary\_dim}},
 
 so that :math:`\langle R(m)q, R(n)k\rangle` depends on :math:`m - n` only.
 
 Pair layouts (which coordinates form pair :math:`i`):
 
 - ``"interleaved"``: :math:`(x_{2i}, x_{2i+1})`. The RoFormer paper, Meta's Llama code (complex
-  numbers), torchtune, rotary-embedding-torch, DeepSeek. The default here.
-- ``"half"``: :math:`(x_i, x_{i+\text{dim}/2})`. HF transformers (``rotate_half``), GPT-NeoX, the
-  YaRN reference code.
+  numbers), torchtune, rotary-embedding-torch, DeepSeek, GLM. The default here.
+- ``"half"``: :math:`(x_i, x_{i+\text{rotary\_dim}/2})`. HF transformers (``rotate_half``),
+  GPT-NeoX, the YaRN reference code.
 
 The two are the same function up to a permutation of the head dimension
 (:func:`to_half_layout`); converting a checkpoint permutes the rows of the query and key
 projections once (:func:`permute_qk_weight`).
 
+Tables hold **one value per pair**, the same for both layouts: the layout is a property of the
+rotation (:func:`apply_rope`), never of the table, so a table cannot be "built for the other
+layout". Partial rotary (GPT-NeoX, Phi, GLM, ...) rotates only the first ``rotary_dim``
+coordinates of each head and copies the rest; the frequencies then use ``rotary_dim`` as the
+width.
+
 Shapes: ``x`` is ``(..., seq_len, head_dim)``, for example ``(batch, heads, seq_len, head_dim)``;
 ``positions`` is ``(seq_len,)`` or any shape ``(..., seq_len)`` that broadcasts against
-``x.shape[:-1]``; ``cos`` and ``sin`` are ``(..., seq_len, head_dim)``.
+``x.shape[:-1]``; ``cos`` and ``sin`` are ``(..., seq_len, rotary_dim // 2)``.
 
-Numerical policy: angles ``position * inv_freq`` are formed in float64 and only cos/sin are cast;
-bfloat16/float16 inputs are rotated in float32 and cast back once.
+Numerical policy: angles ``position * inv_freq`` are formed in float64 and only cos/sin are cast
+(to float32 or float64: half-precision tables are refused); bfloat16/float16 inputs are rotated
+in float32 and cast back once.
 """
 
 from __future__ import annotations
@@ -50,9 +57,10 @@ from ._checks import (
     check_positive_float,
     check_tensor,
 )
+from ._rotate import HALF_DTYPES, rotate
 from .absolute import inv_freq as _inv_freq
 from .device import compute_device
-from .rope_scaling import SCALING_METHODS, ScaledFrequencies, dynamic_ntk
+from .rope_scaling import SCALING_METHODS, ScaledFrequencies
 
 __all__ = [
     "rope_cos_sin",
@@ -64,17 +72,21 @@ __all__ = [
     "RotaryEmbedding",
 ]
 
-_HALF_DTYPES = (torch.float16, torch.bfloat16)
-
 
 # --------------------------------------------------------------------------- validation
+
+
+def _values_visible(t: torch.Tensor) -> bool:
+    # Checks of tensor *values* need the data: meta tensors have none, and inside a compiled or
+    # exported graph reading them would break the graph. Shapes and dtypes are checked always.
+    return t.device.type != "meta" and not torch.compiler.is_compiling()
 
 
 def _check_positions(positions: object, *, integer_only: bool = False) -> torch.Tensor:
     positions = check_tensor("positions", positions)
     if positions.dtype == torch.bool or positions.is_complex():
         raise TypeError(f"positions must hold integers or floats, got dtype {positions.dtype}")
-    if positions.dtype in _HALF_DTYPES:
+    if positions.dtype in HALF_DTYPES:
         # bfloat16 has 8 significant bits: 257 rounds to 256, so two tokens share an angle.
         raise TypeError(
             f"positions must not be {positions.dtype} (it cannot represent every integer above "
@@ -84,7 +96,7 @@ def _check_positions(positions: object, *, integer_only: bool = False) -> torch.
         raise TypeError(f"positions must have an integer dtype here, got {positions.dtype}")
     if positions.dim() == 0:
         raise ValueError("positions must have at least one dimension (..., seq_len), got a scalar")
-    if positions.numel():
+    if positions.numel() and _values_visible(positions):
         if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
             raise ValueError("positions must be finite")
         if bool((positions < 0).any()):
@@ -101,17 +113,19 @@ def _check_inv_freq(inv_freq: object) -> torch.Tensor:
     inv_freq = check_tensor("inv_freq", inv_freq)
     if inv_freq.dim() != 1 or inv_freq.numel() == 0 or not inv_freq.is_floating_point():
         raise ValueError(
-            f"inv_freq must be a non-empty 1-D floating tensor of shape (head_dim // 2,), "
+            f"inv_freq must be a non-empty 1-D floating tensor of shape (rotary_dim // 2,), "
             f"got shape {tuple(inv_freq.shape)} and dtype {inv_freq.dtype}"
         )
-    if inv_freq.dtype in _HALF_DTYPES:
+    if inv_freq.dtype in HALF_DTYPES:
         # A bfloat16 inv_freq (a model cast with .to(bfloat16)) is off by up to 2**-9 relative, so
         # angles of fast pairs are off by a radian near position 1000 (GPT-NeoX PR #1016).
         raise TypeError(
             f"inv_freq must be float32 or float64, got {inv_freq.dtype}; rebuild it with "
             "posenc_ref.inv_freq (float64)"
         )
-    if not bool(torch.isfinite(inv_freq).all()) or bool((inv_freq < 0).any()):
+    if _values_visible(inv_freq) and (
+        not bool(torch.isfinite(inv_freq).all()) or bool((inv_freq < 0).any())
+    ):
         raise ValueError("inv_freq must be finite and >= 0")
     return inv_freq
 
@@ -128,6 +142,19 @@ def _check_head_dim(x: torch.Tensor, name: str = "x") -> int:
     return _check_even_last(x, name, "last dimension (head_dim)")
 
 
+def _check_rotary_dim(rotary_dim: object, head_dim: int) -> int:
+    """Return the rotary width: ``head_dim`` for ``None``, else an even ``2 <= r <= head_dim``."""
+    if rotary_dim is None:
+        return head_dim
+    rotary_dim = check_dim(rotary_dim, "rotary_dim")
+    if rotary_dim > head_dim:
+        raise ValueError(
+            f"rotary_dim must be an even integer <= head_dim={head_dim} (the coordinates past it "
+            f"are passed through), got {rotary_dim}"
+        )
+    return rotary_dim
+
+
 # --------------------------------------------------------------------------- tables
 
 
@@ -135,22 +162,21 @@ def rope_cos_sin(
     positions: torch.Tensor,
     inv_freq: torch.Tensor,
     *,
-    layout: str = "interleaved",
     attention_factor: float = 1.0,
     dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""Compute the cos and sin tables of RoPE, expanded to the pair layout.
+    r"""Compute the cos and sin tables of RoPE: one value per position and pair.
 
     Derived on the site: [frequencies and tables](rope.md#rope-frequencies).
 
     .. math::
 
-        \cos_{m, j} = a \cos(m\,\omega_{i(j)}), \qquad \sin_{m, j} = a \sin(m\,\omega_{i(j)})
+        \cos_{m, i} = a \cos(m\,\omega_i), \qquad \sin_{m, i} = a \sin(m\,\omega_i)
 
-    where :math:`i(j) = \lfloor j/2 \rfloor` (``"interleaved"``: each frequency twice in a row) or
-    :math:`j \bmod \text{dim}/2` (``"half"``: the frequency vector repeated), and :math:`a` is the
-    ``attention_factor``. Angles are formed in float64 (on the CPU where the device has no float64,
-    e.g. ``mps``) and only the result is cast to ``dtype``.
+    for pair :math:`i` and attention factor :math:`a`. The tables are the same for both pair
+    layouts (:func:`apply_rope` decides which coordinates form pair :math:`i`). Angles are formed
+    in float64 (on the CPU where the device has no float64, e.g. ``mps``) and only the result is
+    cast to ``dtype``.
 
     Parameters
     ----------
@@ -158,45 +184,47 @@ def rope_cos_sin(
         ``(..., seq_len)`` integer (or float32/float64, for fractional positions) tensor, ``>= 0``;
         never bfloat16/float16. The result lives on its device.
     inv_freq
-        ``(head_dim // 2,)`` frequencies, e.g. :func:`posenc_ref.inv_freq` or the ``inv_freq`` of a
-        :mod:`posenc_ref.rope_scaling` method; read in float64.
-    layout
-        ``"interleaved"`` or ``"half"``.
+        ``(rotary_dim // 2,)`` frequencies, e.g. :func:`posenc_ref.inv_freq` or the ``inv_freq``
+        of a :mod:`posenc_ref.rope_scaling` method; read in float64.
     attention_factor
-        :math:`a > 0`, multiplied into both tables (YaRN); 1 for plain RoPE.
+        :math:`a > 0`, multiplied into both tables (YaRN, LongRoPE); 1 for plain RoPE.
     dtype
-        Floating dtype of the result.
+        ``torch.float32`` or ``torch.float64``: a half-precision table would round every cos and
+        sin to 8 (bfloat16) or 11 (float16) bits, and :func:`apply_rope` refuses one.
 
     Returns
     -------
     tuple of torch.Tensor
-        ``(cos, sin)``, each ``(..., seq_len, head_dim)``.
+        ``(cos, sin)``, each ``(..., seq_len, rotary_dim // 2)``.
 
     Examples
     --------
     >>> from posenc_ref import inv_freq
     >>> cos, sin = rope_cos_sin(torch.arange(3), inv_freq(4, 100.0))
-    >>> cos.shape
-    torch.Size([3, 4])
+    >>> cos.shape  # 3 positions, 2 pairs
+    torch.Size([3, 2])
     """
     positions = _check_positions(positions)
     inv_freq = _check_inv_freq(inv_freq)
-    layout = check_layout(layout)
     attention_factor = check_positive_float("attention_factor", attention_factor)
-    dtype = check_float_dtype("dtype", dtype)
+    dtype = _check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     where = compute_device(positions.device)
     angles = positions.to(where, torch.float64).unsqueeze(-1) * inv_freq.to(where, torch.float64)
-    tables = []
-    for fn in (torch.cos, torch.sin):
-        half = fn(angles)  # (..., seq_len, head_dim / 2)
-        if attention_factor != 1.0:
-            half = half * attention_factor
-        if layout == "interleaved":
-            full = half.unsqueeze(-1).expand(*half.shape, 2).flatten(-2)  # w0 w0 w1 w1 ...
-        else:
-            full = torch.cat([half, half], dim=-1)  # w0 w1 ... w0 w1 ...
-        tables.append(full.to(device=positions.device, dtype=dtype))
-    return tables[0], tables[1]
+    cos, sin = torch.cos(angles), torch.sin(angles)  # (..., seq_len, rotary_dim / 2)
+    if attention_factor != 1.0:
+        cos, sin = cos * attention_factor, sin * attention_factor
+    return cos.to(positions.device, dtype), sin.to(positions.device, dtype)
+
+
+def _check_table_dtype(name: str, dtype: torch.dtype) -> torch.dtype:
+    if dtype in HALF_DTYPES:
+        raise TypeError(
+            f"{name} must be torch.float32 or torch.float64, got {dtype}: a half-precision table "
+            "rounds cos and sin to 8 or 11 bits (an error of ~1e-3 on every rotation); build it "
+            "with rope_cos_sin(..., dtype=torch.float32) and pass half-precision x as it is (it "
+            "is rotated in float32 and rounded once)"
+        )
+    return dtype
 
 
 # --------------------------------------------------------------------------- rotation
@@ -208,40 +236,40 @@ def apply_rope(
     sin: torch.Tensor,
     *,
     layout: str = "interleaved",
+    rotary_dim: int | None = None,
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    r"""Rotate every pair of ``x`` by the angles whose cos and sin are given: the fast path.
+    r"""Rotate the pairs of ``x`` by the angles whose cos and sin are given: the fast path.
 
     Derived on the site: [the rotation with complex numbers](rope.md#rope-derivation) and
     [loop vs vectorized](rope.md#rope-loop-vs-vectorized).
 
-    For pair :math:`(u, v)` (coordinates chosen by ``layout``),
-    :math:`u' = u\cos_u - v\sin_u` and :math:`v' = v\cos_v + u\sin_v`, i.e.
-    ``x * cos + rotate(x) * sin`` with ``rotate`` mapping each pair :math:`(u, v)` to
-    :math:`(-v, u)`. The tables must carry the same angle in both coordinates of a pair, as every
-    table from :func:`rope_cos_sin` does: the interleaved path reads only ``cos[..., 0::2]`` and
-    ``sin[..., 0::2]`` (one complex multiplication, the cost of a copy), the half path reads both
-    halves (one product and two fused multiply-adds, no ``rotate_half``/``torch.cat``
-    temporaries).
+    For pair :math:`i` with coordinates :math:`(u, v)` (chosen by ``layout``),
+    :math:`u' = u\cos_i - v\sin_i` and :math:`v' = v\cos_i + u\sin_i`. Only the first
+    ``rotary_dim`` coordinates are rotated, with the pairs laid out inside them
+    (``"interleaved"``: :math:`(2i, 2i+1)`; ``"half"``: :math:`(i, i + \text{rotary\_dim}/2)`);
+    the remaining coordinates are copied unchanged, bit for bit.
 
-    bfloat16/float16 inputs are rotated in float32 and cast back once; otherwise the rotation runs
-    in ``x.dtype`` (``cos``/``sin`` are cast to it, which costs only their size). On the CPU the
-    half layout and half-precision inputs are processed a few positions at a time, so that the
-    repeated passes over a block stay in cache (same arithmetic, same result). Differentiable
-    when ``out`` is ``None``.
+    bfloat16/float16 inputs are rotated in float32 and cast back once; otherwise the rotation
+    runs in ``x.dtype``. Differentiable when ``out`` is ``None``. Only shapes, dtypes and devices
+    are checked (never values), so a call costs no device synchronisation and compiles.
 
     Parameters
     ----------
     x
         ``(..., seq_len, head_dim)`` floating tensor.
     cos, sin
-        ``(..., seq_len, head_dim)``, same shape, broadcastable to ``x`` without enlarging it and on
-        its device; from :func:`rope_cos_sin` with the same ``layout``. For ``x`` of shape
-        ``(batch, heads, seq_len, head_dim)`` a table of shape ``(seq_len, head_dim)`` or
-        ``(batch, 1, seq_len, head_dim)`` works; ``(batch, seq_len, head_dim)`` needs
-        ``.unsqueeze(-3)``.
+        ``(..., seq_len, rotary_dim // 2)``, one value per pair, float32 or float64, on ``x``'s
+        device and broadcastable to ``x``'s leading dimensions without enlarging them; from
+        :func:`rope_cos_sin`. For ``x`` of shape ``(batch, heads, seq_len, head_dim)`` a table of
+        shape ``(seq_len, pairs)`` or ``(batch, 1, seq_len, pairs)`` works;
+        ``(batch, seq_len, pairs)`` needs ``.unsqueeze(-3)``.
     layout
         ``"interleaved"`` or ``"half"``.
+    rotary_dim
+        How many leading coordinates of each head are rotated: ``None`` (all of ``head_dim``) or
+        an even integer ``<= head_dim`` (partial rotary). The tables must have exactly
+        ``rotary_dim // 2`` entries: a table of another width is an error, never reinterpreted.
     out
         Optional preallocated result: same shape, dtype and device as ``x``, and sharing no memory
         with ``x`` (in-place rotation is not supported: ``out=x`` raises). Writing into ``out``
@@ -257,15 +285,21 @@ def apply_rope(
     sin = check_tensor("sin", sin)
     layout = check_layout(layout)
     head_dim = _check_head_dim(x)
+    rotary_dim = _check_rotary_dim(rotary_dim, head_dim)
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    pairs = rotary_dim // 2
     for name, table in (("cos", cos), ("sin", sin)):
         if not table.is_floating_point():
             raise TypeError(f"{name} must be a floating-point tensor, got dtype {table.dtype}")
-        if table.shape[-1] != head_dim:
+        _check_table_dtype(f"{name}'s dtype", table.dtype)
+        if table.dim() < 2 or table.shape[-1] != pairs:
             raise ValueError(
-                f"{name}'s last dimension must equal x's head_dim={head_dim}, got "
-                f"{name} shape {tuple(table.shape)} and x shape {tuple(x.shape)}"
+                f"{name} must have one value per rotated pair: shape (..., seq_len, {pairs}) for "
+                f"rotary_dim={rotary_dim}, got {tuple(table.shape)}. Tables that repeat each value "
+                f"for both coordinates of a pair (HF's cat([freqs, freqs]) or an interleaved "
+                f"repeat) reduce to it with {name}[..., :{pairs}] or {name}[..., ::2]; for partial "
+                "rotary pass rotary_dim"
             )
         if table.device != x.device:
             raise ValueError(f"{name} is on {table.device} but x is on {x.device}")
@@ -273,15 +307,17 @@ def apply_rope(
         raise ValueError(
             f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}"
         )
+    pair_shape = (*x.shape[:-1], pairs)
     try:
-        broadcast = torch.broadcast_shapes(x.shape, cos.shape)
+        broadcast = torch.broadcast_shapes(pair_shape, cos.shape)
     except RuntimeError:
         broadcast = None
-    if broadcast != x.shape:
+    if broadcast != pair_shape:
         raise ValueError(
-            f"cos/sin of shape {tuple(cos.shape)} must broadcast to x's shape {tuple(x.shape)} "
-            "without enlarging it; for x (batch, heads, seq_len, head_dim) and cos "
-            "(batch, seq_len, head_dim), pass cos.unsqueeze(-3)"
+            f"cos/sin of shape {tuple(cos.shape)} must broadcast to {pair_shape} (x's leading "
+            f"dimensions {tuple(x.shape[:-1])}, {pairs} pairs) without enlarging it; for x "
+            "(batch, heads, seq_len, head_dim) and cos (batch, seq_len, pairs), pass "
+            "cos.unsqueeze(-3)"
         )
     if out is not None:
         out = check_tensor("out", out)
@@ -290,107 +326,13 @@ def apply_rope(
                 f"out must match x's shape {tuple(x.shape)}, dtype {x.dtype} and device "
                 f"{x.device}, got {tuple(out.shape)}, {out.dtype}, {out.device}"
             )
-        if out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
+        if x.device.type != "meta" and (
+            out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        ):
             raise ValueError(
                 "out must not share memory with x (in-place rotation is not supported)"
             )
-
-    rotate = _rotate_interleaved if layout == "interleaved" else _rotate_half_split
-    half_precision = x.dtype in _HALF_DTYPES
-    # Half precision is rotated in float32 and rounded once, as Meta's and torchtune's code do
-    # (HF rotates in the activation dtype, with tables rounded to it).
-    work = torch.float32 if half_precision else x.dtype
-    cos, sin = cos.to(work), sin.to(work)
-    needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (x, cos, sin))
-    if needs_grad or x.device.type != "cpu":
-        # The blocked path below writes into slices of a buffer (out= kernels), which autograd
-        # cannot follow; on GPUs blocks would only add kernel launches.
-        result = rotate(x.to(work), cos, sin, None if half_precision else out)
-        if not half_precision:
-            return result
-        return result.to(x.dtype) if out is None else out.copy_(result)
-    if layout == "interleaved" and not half_precision:
-        return rotate(x, cos, sin, out)  # one complex multiplication: already one pass
-    return _rotate_blocks(x, cos, sin, layout, out)
-
-
-# Elements per block of the CPU blocked path (256 KiB of float32): small enough that a block of
-# x, its result and the float32 work stay in the core's cache between the passes.
-_BLOCK_ELEMENTS = 1 << 16
-
-
-def _rotate_blocks(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, out: torch.Tensor | None
-) -> torch.Tensor:
-    # The half layout takes three passes (a product and two fused multiply-adds) and half
-    # precision needs a float32 copy of x and a rounding pass. Over whole tensors each pass goes
-    # to memory (about 3x and 10x a copy); over a few positions at a time the repeated passes hit
-    # the cache, and memory sees about one read of x and one write of the result.
-    result = out if out is not None else torch.empty_like(x)
-    seq_len, head_dim = x.shape[-2], x.shape[-1]
-    per_position = max(1, x[..., :1, :].numel())  # one position across all leading dimensions
-    rows = max(1, _BLOCK_ELEMENTS // per_position)
-    scratch = None
-    if x.dtype in _HALF_DTYPES:  # float32 work space, rounded into `result` block by block
-        scratch = torch.empty(
-            (*x.shape[:-2], min(rows, seq_len), head_dim), dtype=torch.float32, device=x.device
-        )
-    rotation = torch.complex(cos[..., 0::2], sin[..., 0::2]) if layout == "interleaved" else None
-    for start in range(0, seq_len, rows):
-        stop = min(start + rows, seq_len)
-
-        def rows_of(table: torch.Tensor, start: int = start, stop: int = stop) -> torch.Tensor:
-            return table if table.shape[-2] == 1 else table[..., start:stop, :]  # 1: broadcast
-
-        target = result[..., start:stop, :] if scratch is None else scratch[..., : stop - start, :]
-        if layout == "interleaved":  # (only reached for half precision)
-            target.copy_(x[..., start:stop, :])  # exact widening
-            torch.view_as_complex(target.unflatten(-1, (-1, 2))).mul_(rows_of(rotation))
-        else:  # mixed-dtype kernels widen half-precision x on the fly
-            _rotate_half_split(x[..., start:stop, :], rows_of(cos), rows_of(sin), target)
-        if scratch is not None:
-            result[..., start:stop, :].copy_(target)  # the one rounding
-    return result
-
-
-def _as_complex(t: torch.Tensor) -> torch.Tensor:
-    # (..., d) real -> (..., d/2) complex view: pair (x[2i], x[2i+1]) becomes x[2i] + i x[2i+1].
-    pairs = t.unflatten(-1, (-1, 2))
-    try:
-        return torch.view_as_complex(pairs)
-    except RuntimeError:  # strides or offset not a whole number of pairs: copy once
-        return torch.view_as_complex(pairs.contiguous())
-
-
-def _rotate_interleaved(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor | None
-) -> torch.Tensor:
-    # Rotating pair (u, v) by angle t is multiplying u + iv by cos t + i sin t (Meta's Llama code
-    # does the same). One complex multiplication reads x once and writes the result once, which
-    # keeps this at the cost of a copy; real arithmetic on strided even/odd columns is ~3x slower.
-    rotation = torch.complex(cos[..., 0::2], sin[..., 0::2])  # (..., seq_len, d/2)
-    if out is not None and out.stride(-1) == 1:
-        try:
-            torch.mul(
-                _as_complex(x), rotation, out=torch.view_as_complex(out.unflatten(-1, (-1, 2)))
-            )
-            return out
-        except RuntimeError:  # `out` not viewable as complex: fall through
-            pass
-    result = torch.view_as_real(_as_complex(x) * rotation).flatten(-2)  # (..., seq_len, d)
-    return result if out is None else out.copy_(result)
-
-
-def _rotate_half_split(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor | None
-) -> torch.Tensor:
-    # HF's x * cos + rotate_half(x) * sin, without building rotate_half(x): one product over the
-    # whole tensor, then a fused multiply-add into each half (no torch.cat, one allocation).
-    h = x.shape[-1] // 2
-    result = torch.mul(x, cos, out=out) if out is not None else x * cos
-    result[..., :h].addcmul_(x[..., h:], sin[..., :h], value=-1.0)  # u cos - v sin
-    result[..., h:].addcmul_(x[..., :h], sin[..., h:])  # v cos + u sin
-    return result
+    return rotate(x, cos, sin, layout, rotary_dim, out)
 
 
 def apply_rope_loop(
@@ -399,6 +341,7 @@ def apply_rope_loop(
     inv_freq: torch.Tensor,
     *,
     layout: str = "interleaved",
+    rotary_dim: int | None = None,
     attention_factor: float = 1.0,
 ) -> torch.Tensor:
     r"""RoPE written as the explicit 2x2 rotation of each pair, one Python float at a time.
@@ -407,7 +350,7 @@ def apply_rope_loop(
 
     The definition and the oracle: slow on purpose (use small tensors), everything in float64.
     For every vector of ``x`` (all leading indices), every pair :math:`i` at coordinates
-    :math:`(j, k)` (``(2i, 2i+1)`` or ``(i, i + dim/2)``) and angle :math:`m\,\omega_i`:
+    :math:`(j, k)` (``(2i, 2i+1)`` or ``(i, i + rotary_dim/2)``) and angle :math:`m\,\omega_i`:
 
     .. math::
 
@@ -416,6 +359,8 @@ def apply_rope_loop(
         \end{pmatrix}
         \begin{pmatrix} x_j \\ x_k \end{pmatrix}
 
+    and every coordinate from ``rotary_dim`` on is copied.
+
     Parameters
     ----------
     x
@@ -423,11 +368,13 @@ def apply_rope_loop(
     positions
         ``(seq_len,)`` or ``(..., seq_len)`` broadcastable against ``x.shape[:-1]``; ``>= 0``.
     inv_freq
-        ``(head_dim // 2,)`` frequencies.
+        ``(rotary_dim // 2,)`` frequencies.
     layout
         ``"interleaved"`` or ``"half"``.
+    rotary_dim
+        ``None`` (the whole head) or an even integer ``<= head_dim``.
     attention_factor
-        :math:`a > 0` (1 for plain RoPE).
+        :math:`a > 0` (1 for plain RoPE); it scales the rotated coordinates only.
 
     Returns
     -------
@@ -440,12 +387,13 @@ def apply_rope_loop(
     layout = check_layout(layout)
     attention_factor = check_positive_float("attention_factor", attention_factor)
     head_dim = _check_head_dim(x)
+    rotary_dim = _check_rotary_dim(rotary_dim, head_dim)
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
-    if inv_freq.numel() != head_dim // 2:
+    if inv_freq.numel() != rotary_dim // 2:
         raise ValueError(
-            f"inv_freq must have head_dim // 2 = {head_dim // 2} entries for x of shape "
-            f"{tuple(x.shape)}, got {inv_freq.numel()}"
+            f"inv_freq must have rotary_dim // 2 = {rotary_dim // 2} entries for x of shape "
+            f"{tuple(x.shape)} and rotary_dim={rotary_dim}, got {inv_freq.numel()}"
         )
     try:
         positions = positions.expand(x.shape[:-1])
@@ -454,11 +402,13 @@ def apply_rope_loop(
             f"positions of shape {tuple(positions.shape)} must broadcast to x.shape[:-1] = "
             f"{tuple(x.shape[:-1])}"
         ) from err
+    if x.device.type == "meta":
+        return torch.empty_like(x)  # shape inference only: there are no values to rotate
 
     vectors = x.detach().to("cpu", torch.float64).reshape(-1, head_dim).tolist()
     where = positions.detach().to("cpu", torch.float64).reshape(-1).tolist()
     omegas = inv_freq.detach().to("cpu", torch.float64).tolist()
-    half = head_dim // 2
+    half = rotary_dim // 2
     rotated = []
     for vector, m in zip(vectors, where, strict=True):
         new = list(vector)
@@ -582,23 +532,26 @@ def permute_qk_weight(weight: torch.Tensor, num_heads: int, *, to_layout: str) -
 
 
 def _resolve_scaling(
-    scaling: object, head_dim: int, base: float
-) -> tuple[str | None, dict, ScaledFrequencies]:
-    """Return ``(method, params, frequencies)`` for ``RotaryEmbedding``.
+    scaling: object, rotary_dim: int, base: float
+) -> tuple[str | None, dict, ScaledFrequencies, int | None]:
+    """Return ``(method, params, frequencies inside the original context, per_call_after)``.
 
-    ``method`` is None (plain RoPE), ``"static"`` (a ScaledFrequencies) or a method name.
+    ``method`` is None (plain RoPE), ``"static"`` (a ScaledFrequencies) or a method name;
+    ``per_call_after`` is the length past which a length-dependent method's frequencies change
+    (its ``original_max_len``), else None.
     """
     if scaling is None:
-        return None, {}, ScaledFrequencies(_inv_freq(head_dim, base), 1.0)
+        return None, {}, ScaledFrequencies(_inv_freq(rotary_dim, base), 1.0), None
     if isinstance(scaling, ScaledFrequencies):
         freqs = _check_inv_freq(scaling.inv_freq)
-        if freqs.numel() != head_dim // 2:
+        if freqs.numel() != rotary_dim // 2:
             raise ValueError(
-                f"scaling.inv_freq must have head_dim // 2 = {head_dim // 2} entries, "
+                f"scaling.inv_freq must have rotary_dim // 2 = {rotary_dim // 2} entries, "
                 f"got {freqs.numel()}"
             )
         factor = check_positive_float("scaling.attention_factor", scaling.attention_factor)
-        return "static", {}, ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor)
+        freqs = ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor)
+        return "static", {}, freqs, None
     if not isinstance(scaling, Mapping):
         raise TypeError(
             "scaling must be None, a ScaledFrequencies (from posenc_ref.rope_scaling) or a dict "
@@ -612,23 +565,26 @@ def _resolve_scaling(
             f"scaling['method'] must be one of {tuple(SCALING_METHODS)}, got {method!r}"
         )
     function = SCALING_METHODS[method]
-    accepted = [
-        name
-        for name, p in inspect.signature(function).parameters.items()
-        if p.kind is p.KEYWORD_ONLY and name != "seq_len"
-    ]
+    signature = inspect.signature(function).parameters
+    accepted = [n for n, p in signature.items() if p.kind is p.KEYWORD_ONLY and n != "seq_len"]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValueError(
             f"scaling keys {unknown} are not accepted by method {method!r}; accepted: "
             f"{accepted} (base and dim come from RotaryEmbedding itself)"
         )
-    if method == "dynamic_ntk":
-        if "original_max_len" not in params or "factor" not in params:
-            raise ValueError("scaling for 'dynamic_ntk' needs 'factor' and 'original_max_len'")
-        dynamic_ntk(head_dim, base, seq_len=0, **params)  # validate now, not at the first forward
-        return method, params, ScaledFrequencies(_inv_freq(head_dim, base), 1.0)
-    return method, params, function(head_dim, base, **params)
+    if "seq_len" in signature:  # length-dependent (dynamic NTK): the original context's values
+        if "original_max_len" not in params:
+            raise ValueError(f"scaling for {method!r} needs 'original_max_len'")
+        freqs = function(rotary_dim, base, seq_len=0, **params)  # validates params now
+        return method, params, freqs, params["original_max_len"]
+    return method, params, function(rotary_dim, base, **params), None
+
+
+def _tracing() -> bool:
+    # True inside torch.compile and torch.export graphs, where values cannot be read.
+    compiler = torch.compiler
+    return compiler.is_compiling() or getattr(compiler, "is_exporting", lambda: False)()
 
 
 class RotaryEmbedding(nn.Module):
@@ -637,43 +593,40 @@ class RotaryEmbedding(nn.Module):
     Explained on the site: [the module](rope.md#rope-module).
 
     ``forward(q, k, positions)`` equals
-    ``apply_rope(q, *rope_cos_sin(positions, inv_freq, ...))`` (and the same for ``k``), with
-    ``inv_freq`` and ``attention_factor`` from ``scaling``; the table is only an optimisation.
+    ``apply_rope(q, *rope_cos_sin(positions, inv_freq, ...), layout=..., rotary_dim=...)`` (and
+    the same for ``k``), with ``inv_freq`` and ``attention_factor`` from ``scaling``: the table
+    is only an optimisation, and tests prove the two equal.
 
-    The table: cos and sin for positions ``0 .. max_len - 1`` in float32 (float64 when the inputs
-    are float64), kept in *non-persistent* buffers. They follow ``.to(device)`` but are not saved
-    in ``state_dict()``: they are a function of the constructor arguments. When a position at or
-    beyond the table's length arrives, the table is rebuilt at least twice as long (never an
-    error). If ``.to(dtype)`` casts the buffers, the next call rebuilds them in the compute dtype
-    from float64 angles, so a bfloat16 model never uses bfloat16 angles. The frequencies
-    themselves are kept as a float64 CPU tensor (not a buffer) for the same reason.
+    The table holds cos and sin for positions ``0 .. max_len - 1`` (one value per pair) in
+    float32, or float64 for float64 inputs, in *non-persistent* buffers: they follow
+    ``.to(device)`` but are not saved in ``state_dict()``, being a function of the constructor
+    arguments. A position past the table rebuilds it at least twice as long (never an error). A
+    ``.to(dtype)`` cast of the buffers is undone at the next call, from float64 angles, and the
+    frequencies are a float64 CPU tensor (not a buffer), so a bfloat16 model never uses bfloat16
+    angles. Inside ``torch.compile`` and ``torch.export`` graphs the rows are computed from the
+    positions instead (no cache, no value read).
 
-    ``scaling`` accepts:
-
-    - ``None``: plain RoPE.
-    - a :class:`~posenc_ref.rope_scaling.ScaledFrequencies`, e.g.
-      ``yarn(head_dim, base, factor=4, original_max_len=4096)`` (``base`` is then unused).
-    - a dict naming a :mod:`~posenc_ref.rope_scaling` function and its keyword arguments, e.g.
-      ``{"method": "yarn", "factor": 4.0, "original_max_len": 4096}``; ``dim`` and ``base`` come
-      from the module. The only way to get ``"dynamic_ntk"``, which needs the current length.
-
-    Dynamic NTK is stateless here: each call uses ``dynamic_ntk(seq_len=largest position + 1)``,
-    so calls whose positions stay below ``original_max_len`` use plain RoPE, and longer ones
-    compute their table directly (not cached). HF transformers instead keeps the grown
-    frequencies until a call shorter than the original length resets them. Either way, keys
-    already in a KV cache keep the rotation they were written with: once the length passes
-    ``original_max_len`` new queries use other frequencies than old keys, and scores with those
-    keys no longer depend only on the distance. To keep them consistent, cache unrotated keys and
-    rotate the whole cache on every step, or use the static ``ntk_aware`` method.
+    ``scaling`` is ``None`` (plain RoPE), a :class:`~posenc_ref.rope_scaling.ScaledFrequencies`
+    (``base`` is then unused), or a dict naming a :mod:`~posenc_ref.rope_scaling` method and its
+    keyword arguments, e.g. ``{"method": "yarn", "factor": 4.0, "original_max_len": 4096}`` (the
+    width and base come from the module). Methods whose frequencies depend on the current length
+    (``"dynamic_ntk"``) use the cached table while the call's largest position is below
+    ``original_max_len`` and compute each longer call's rows directly: stateless, unlike HF's
+    module. Keys already in a KV cache keep the rotation they were written with; the
+    [context-extension page](rope_scaling.md#scaling-dynamic-ntk) explains what that does to
+    their scores.
 
     Parameters
     ----------
     head_dim
-        Rotary width (positive, even).
+        Width of each query/key head (positive, even).
     base
         The constant :math:`n`; finite and > 1.
     layout
         ``"interleaved"`` (default) or ``"half"``.
+    rotary_dim
+        Coordinates rotated per head (partial rotary): ``None`` for all of ``head_dim``, else an
+        even integer ``<= head_dim``; the frequencies use it as their width.
     scaling
         See above.
     max_len
@@ -696,49 +649,63 @@ class RotaryEmbedding(nn.Module):
         *,
         base: float = 10000.0,
         layout: str = "interleaved",
+        rotary_dim: int | None = None,
         scaling: ScaledFrequencies | Mapping | None = None,
         max_len: int = 4096,
         device: torch.device | str | None = None,
     ) -> None:
         super().__init__()
         self.head_dim = check_dim(head_dim, "head_dim")
+        self.rotary_dim = _check_rotary_dim(rotary_dim, self.head_dim)
         self.base = check_base(base)
         self.layout = check_layout(layout)
-        self.method, self.scaling_params, freqs = _resolve_scaling(
-            scaling, self.head_dim, self.base
+        self.method, self.scaling_params, freqs, self._per_call_after = _resolve_scaling(
+            scaling, self.rotary_dim, self.base
         )
         # float64 on the CPU, a plain attribute rather than a buffer so .to(dtype) can't round it
-        self.inv_freq = freqs.inv_freq
-        self.attention_factor = freqs.attention_factor
+        self.inv_freq, self.attention_factor = freqs
         max_len = check_int("max_len", max_len, minimum=1)
         self.register_buffer("cos_cached", torch.empty(0), persistent=False)
         self.register_buffer("sin_cached", torch.empty(0), persistent=False)
-        self._build(
-            max_len, torch.device("cpu") if device is None else torch.device(device), torch.float32
-        )
+        self._build(max_len, torch.device("cpu" if device is None else device), torch.float32)
 
     @property
     def max_len(self) -> int:
         """Current table length (positions ``0 .. max_len - 1`` are cached)."""
         return self.cos_cached.shape[0]
 
+    def frequencies(self, seq_len: int = 0) -> ScaledFrequencies:
+        """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
+
+        The same for every length, except under length-dependent scaling (``"dynamic_ntk"``)
+        past ``original_max_len``.
+
+        Returns
+        -------
+        ScaledFrequencies
+            ``inv_freq`` ``(rotary_dim // 2,)`` float64, and the attention factor.
+        """
+        seq_len = check_int("seq_len", seq_len)
+        if self._per_call(seq_len):
+            function = SCALING_METHODS[self.method]
+            return function(self.rotary_dim, self.base, seq_len=seq_len, **self.scaling_params)
+        return ScaledFrequencies(self.inv_freq, self.attention_factor)
+
+    def _per_call(self, seq_len: int) -> bool:
+        # Length-dependent scaling past the original context: frequencies of this call only.
+        return self._per_call_after is not None and seq_len > self._per_call_after
+
     def _build(self, length: int, device: torch.device, dtype: torch.dtype) -> None:
         positions = torch.arange(length, device=device)
         cos, sin = rope_cos_sin(
-            positions,
-            self.inv_freq,
-            layout=self.layout,
-            attention_factor=self.attention_factor,
-            dtype=dtype,
+            positions, self.inv_freq, attention_factor=self.attention_factor, dtype=dtype
         )
-        self.cos_cached, self.sin_cached = cos, sin  # (length, head_dim) each
+        self.cos_cached, self.sin_cached = cos, sin  # (length, rotary_dim / 2) each
 
     def cos_sin(
         self, positions: torch.Tensor, *, dtype: torch.dtype = torch.float32
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return cos and sin for ``positions`` from the table, grown if needed.
-
-        Under dynamic NTK, positions past the original length are computed directly instead.
+        """Return cos and sin for ``positions``, from the table (grown if needed).
 
         Parameters
         ----------
@@ -750,10 +717,10 @@ class RotaryEmbedding(nn.Module):
         Returns
         -------
         tuple of torch.Tensor
-            ``(cos, sin)``, each ``(..., seq_len, head_dim)``, on the table's device.
+            ``(cos, sin)``, each ``(..., seq_len, rotary_dim // 2)``, on the table's device.
         """
         positions = _check_positions(positions, integer_only=True)
-        dtype = check_float_dtype("dtype", dtype)
+        dtype = _check_table_dtype("dtype", check_float_dtype("dtype", dtype))
         return self._rows(positions, None, dtype)
 
     def _rows(
@@ -762,17 +729,36 @@ class RotaryEmbedding(nn.Module):
         # `span` (start, stop) stands for positions start .. stop - 1 and is served by slicing
         # the table (a view, no gather): the common case without packed sequences.
         device = self.cos_cached.device
+        if positions is not None:
+            positions = positions.to(device)
+        if _tracing() or device.type == "meta":
+            # No value can be read: compute the rows in the graph from the positions (on meta
+            # only the shape matters, so the original context's frequencies do).
+            if positions is None:
+                needed, positions = span[1], torch.arange(*span, device=device)
+            elif self._per_call_after is not None and device.type != "meta":
+                raise RuntimeError(
+                    f"scaling method {self.method!r} depends on the largest position's value, "
+                    "which a compiled graph cannot read: pass offset= instead of positions, or "
+                    "run this module eagerly"
+                )
+            else:
+                needed = 0
+            freqs = self.frequencies(needed)
+            return rope_cos_sin(
+                positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=dtype
+            )
         if positions is None:
             needed = span[1]
         else:
-            positions = positions.to(device)
             needed = int(positions.max().item()) + 1 if positions.numel() else 0
-        if self.method == "dynamic_ntk" and needed > self.scaling_params["original_max_len"]:
-            # The frequencies depend on this call's length: not cacheable.
+        if self._per_call(needed):  # the frequencies depend on this call's length: not cached
             if positions is None:
                 positions = torch.arange(*span, device=device)
-            freqs = dynamic_ntk(self.head_dim, self.base, seq_len=needed, **self.scaling_params)
-            return rope_cos_sin(positions, freqs.inv_freq, layout=self.layout, dtype=dtype)
+            freqs = self.frequencies(needed)
+            return rope_cos_sin(
+                positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=dtype
+            )
         if needed > self.max_len:
             self._build(max(needed, 2 * self.max_len), device, dtype)  # doubling: amortised growth
         elif self.cos_cached.dtype != dtype:
@@ -809,21 +795,8 @@ class RotaryEmbedding(nn.Module):
         tuple of torch.Tensor
             ``(q_rot, k_rot)``, shapes and dtypes of ``q`` and ``k``.
         """
-        q = check_tensor("q", q)
-        k = check_tensor("k", k)
+        seq_len = _check_qk(q, k, self.head_dim)
         offset = check_int("offset", offset)
-        for name, t in (("q", q), ("k", k)):
-            if _check_head_dim(t, name) != self.head_dim:
-                raise ValueError(
-                    f"{name}'s last dimension must be head_dim={self.head_dim}, "
-                    f"got {tuple(t.shape)}"
-                )
-        if q.shape[-2] != k.shape[-2]:
-            raise ValueError(
-                f"q and k must have the same seq_len (dimension -2), got {tuple(q.shape)} and "
-                f"{tuple(k.shape)}; rotate them in separate calls with explicit positions"
-            )
-        seq_len = q.shape[-2]
         span = None
         if positions is None:
             span = (offset, offset + seq_len)
@@ -838,12 +811,38 @@ class RotaryEmbedding(nn.Module):
                 )
         dtype = torch.float64 if torch.float64 in (q.dtype, k.dtype) else torch.float32
         cos, sin = self._rows(positions, span, dtype)
-        q_rot = apply_rope(q, cos.to(q.device), sin.to(q.device), layout=self.layout)
-        k_rot = apply_rope(k, cos.to(k.device), sin.to(k.device), layout=self.layout)
-        return q_rot, k_rot
+        rotated = []
+        for x in (q, k):
+            rotated.append(
+                apply_rope(
+                    x,
+                    cos.to(x.device),
+                    sin.to(x.device),
+                    layout=self.layout,
+                    rotary_dim=self.rotary_dim,
+                )
+            )
+        return rotated[0], rotated[1]
 
     def extra_repr(self) -> str:  # noqa: D102 (nn.Module's hook for repr)
+        partial = "" if self.rotary_dim == self.head_dim else f", rotary_dim={self.rotary_dim}"
         return (
-            f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}, "
+            f"head_dim={self.head_dim}{partial}, base={self.base}, layout={self.layout!r}, "
             f"scaling={self.method}, max_len={self.max_len}"
         )
+
+
+def _check_qk(q: object, k: object, head_dim: int) -> int:
+    """Validate ``RotaryEmbedding.forward``'s q and k; return their ``seq_len``."""
+    q, k = check_tensor("q", q), check_tensor("k", k)
+    for name, t in (("q", q), ("k", k)):
+        if _check_head_dim(t, name) != head_dim:
+            raise ValueError(
+                f"{name}'s last dimension must be head_dim={head_dim}, got {tuple(t.shape)}"
+            )
+    if q.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"q and k must have the same seq_len (dimension -2), got {tuple(q.shape)} and "
+            f"{tuple(k.shape)}; rotate them in separate calls with explicit positions"
+        )
+    return q.shape[-2]

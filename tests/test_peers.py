@@ -49,6 +49,11 @@ def randn(seed, *shape):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
+def hf_format(table):
+    """Our per-pair table in HF's format: the pair values twice, ``cat([t, t])`` (half layout)."""
+    return torch.cat([table, table], dim=-1)
+
+
 # --- HF transformers ---------------------------------------------------------------------------
 
 
@@ -208,8 +213,9 @@ def test_hf_apply_rotary_pos_emb_is_half_layout(hf, head_dim):
     """Same float32 tables in, same rotated q and k out (a few float32 roundings apart)."""
     q, k = randn(0, 2, 4, 33, head_dim), randn(1, 2, 2, 33, head_dim)
     positions = torch.arange(1000, 1033)
-    cos, sin = rope_cos_sin(positions, inv_freq(head_dim), layout="half")
-    theirs_q, theirs_k = hf.apply(q, k, cos[None], sin[None])  # their cos: (batch, seq, dim)
+    cos, sin = rope_cos_sin(positions, inv_freq(head_dim))
+    # their cos: (batch, seq, dim), each pair's value twice
+    theirs_q, theirs_k = hf.apply(q, k, hf_format(cos)[None], hf_format(sin)[None])
     atol = 4 * ULP * 2 * float(max(q.abs().max(), k.abs().max()))
     torch.testing.assert_close(apply_rope(q, cos, sin, layout="half"), theirs_q, rtol=0, atol=atol)
     torch.testing.assert_close(apply_rope(k, cos, sin, layout="half"), theirs_k, rtol=0, atol=atol)
@@ -244,7 +250,8 @@ def test_hf_cos_sin_tables(hf, rope_parameters, ours, base):
     position_ids = torch.tensor([[0, 1, 2, 255, 256, 257, 4095, 4096, 65535, 100_000]])
     cos, sin = rotary(torch.zeros(1, dtype=torch.float32), position_ids)
     freqs, factor = ours(head_dim, base)
-    our_cos, our_sin = rope_cos_sin(position_ids, freqs, layout="half", attention_factor=factor)
+    our_cos, our_sin = rope_cos_sin(position_ids, freqs, attention_factor=factor)
+    our_cos, our_sin = hf_format(our_cos), hf_format(our_sin)
     atol = angle_atol(100_000, base) * factor
     torch.testing.assert_close(cos, our_cos, rtol=0, atol=atol)
     torch.testing.assert_close(sin, our_sin, rtol=0, atol=atol)
@@ -268,13 +275,13 @@ def test_hf_dynamic_state_disagreement(hf):
     positions = torch.arange(512)
     atol = angle_atol(512, base)
     torch.testing.assert_close(
-        cos[0], rope_cos_sin(positions, at_1024.inv_freq, layout="half")[0], rtol=0, atol=atol
+        cos[0], hf_format(rope_cos_sin(positions, at_1024.inv_freq)[0]), rtol=0, atol=atol
     )
     assert not torch.allclose(
-        cos[0], rope_cos_sin(positions, at_512.inv_freq, layout="half")[0], atol=1e-3
+        cos[0], hf_format(rope_cos_sin(positions, at_512.inv_freq)[0]), atol=1e-3
     )
     cos, _ = rotary(x, torch.arange(100)[None])  # shorter than the original: reset
-    plain = rope_cos_sin(torch.arange(100), inv_freq(head_dim, base), layout="half")[0]
+    plain = hf_format(rope_cos_sin(torch.arange(100), inv_freq(head_dim, base))[0])
     torch.testing.assert_close(cos[0], plain, rtol=0, atol=angle_atol(100, base))
 
 
@@ -291,15 +298,14 @@ def test_hf_checkpoint_permutation_matches_hf_converter_convention(hf):
     def heads_first(t):
         return t.unflatten(-1, (heads, head_dim)).transpose(0, 1)[None]  # (1, heads, seq, dim)
 
-    cos_i, sin_i = rope_cos_sin(positions, inv_freq(head_dim))
-    q_meta = apply_rope(heads_first(tokens @ wq.T), cos_i, sin_i)
-    k_meta = apply_rope(heads_first(tokens @ wk.T), cos_i, sin_i)
-    cos_h, sin_h = rope_cos_sin(positions, inv_freq(head_dim), layout="half")
+    cos, sin = rope_cos_sin(positions, inv_freq(head_dim))  # one table for both layouts
+    q_meta = apply_rope(heads_first(tokens @ wq.T), cos, sin)
+    k_meta = apply_rope(heads_first(tokens @ wk.T), cos, sin)
     q_hf, k_hf = hf.apply(
         heads_first(tokens @ permute_qk_weight(wq, heads, to_layout="half").T),
         heads_first(tokens @ permute_qk_weight(wk, heads, to_layout="half").T),
-        cos_h[None],
-        sin_h[None],
+        hf_format(cos)[None],
+        hf_format(sin)[None],
     )
     torch.testing.assert_close(
         q_hf @ k_hf.transpose(-1, -2), q_meta @ k_meta.transpose(-1, -2), rtol=1e-5, atol=1e-4

@@ -44,7 +44,7 @@ def rope(x, positions, dim, base=10000.0, layout="interleaved", attention_factor
     """The vectorized path in float64: x rotated at ``positions``."""
     positions = torch.as_tensor(positions)
     cos, sin = rope_cos_sin(
-        positions, inv_freq(dim, base), layout=layout, attention_factor=attention_factor, dtype=F64
+        positions, inv_freq(dim, base), attention_factor=attention_factor, dtype=F64
     )
     return apply_rope(x, cos, sin, layout=layout)
 
@@ -83,7 +83,7 @@ def test_norm_scaled_by_attention_factor(dim, layout, positions, factor, seed):
 def test_position_zero_is_identity(dim, base, layout, seed, dtype):
     """rope(x, 0) = x exactly: cos 0 = 1 and sin 0 = 0 are exact in every dtype."""
     x = randn(seed, 3, 4, dim, dtype=dtype)
-    cos, sin = rope_cos_sin(torch.zeros(4, dtype=torch.long), inv_freq(dim, base), layout=layout)
+    cos, sin = rope_cos_sin(torch.zeros(4, dtype=torch.long), inv_freq(dim, base))
     assert torch.equal(apply_rope(x, cos, sin, layout=layout), x)
 
 
@@ -105,7 +105,7 @@ def test_apply_rope_equals_loop_oracle(dim, base, layout, seed, start, factor):
     x = randn(seed, 2, 3, 5, dim)
     positions = torch.arange(start, start + 5)
     omega = inv_freq(dim, base)
-    cos, sin = rope_cos_sin(positions, omega, layout=layout, attention_factor=factor, dtype=F64)
+    cos, sin = rope_cos_sin(positions, omega, attention_factor=factor, dtype=F64)
     fast = apply_rope(x, cos, sin, layout=layout)
     slow = apply_rope_loop(x, positions, omega, layout=layout, attention_factor=factor)
     torch.testing.assert_close(fast, slow, rtol=0, atol=1e-12 * float(x.abs().max()))
@@ -116,7 +116,7 @@ def test_float32_close_to_oracle_at_any_position(dim, layout, seed, positions):
     """float32 tables from float64 angles: error of a few float32 roundings, at any position."""
     x = randn(seed, 3, dim, dtype=torch.float32)
     omega = inv_freq(dim)
-    cos, sin = rope_cos_sin(torch.tensor(positions), omega, layout=layout)
+    cos, sin = rope_cos_sin(torch.tensor(positions), omega)
     fast = apply_rope(x, cos, sin, layout=layout).double()
     exact = apply_rope_loop(x.double(), torch.tensor(positions), omega, layout=layout)
     # Each output is u cos - v sin: a few float32 roundings (2**-24 each) of terms <= |u| + |v|.
@@ -140,7 +140,7 @@ def test_half_precision_loses_only_the_final_rounding(dim, layout, seed, positio
     """
     x = randn(seed, 4, dim, dtype=dtype)
     omega = inv_freq(dim)
-    cos, sin = rope_cos_sin(torch.tensor(positions), omega, layout=layout)
+    cos, sin = rope_cos_sin(torch.tensor(positions), omega)
     result = apply_rope(x, cos, sin, layout=layout)
     assert result.dtype == dtype
     exact = apply_rope_loop(x.double(), torch.tensor(positions), omega, layout=layout)
@@ -158,21 +158,155 @@ def test_bf16_positions_would_merge_tokens():
         rope_cos_sin(torch.arange(300, dtype=torch.bfloat16), inv_freq(8))
 
 
+# --- partial rotary ---------------------------------------------------------------------------
+
+partial_widths = st.integers(1, 8).flatmap(
+    lambda pairs: st.tuples(st.just(2 * pairs), st.integers(pairs, 12).map(lambda h: 2 * h))
+)  # (rotary_dim, head_dim) with rotary_dim <= head_dim
+
+
+@given(partial_widths, layouts, seeds, st.sampled_from([torch.float32, F64, torch.bfloat16]), bases)
+@example((2, 4), "interleaved", 0, torch.float32, 10000.0)
+@example((4, 4), "half", 0, torch.bfloat16, 10000.0)
+def test_partial_rotary_passes_the_rest_through(widths, layout, seed, dtype, base):
+    """Coordinates past rotary_dim are copied bit for bit.
+
+    The first rotary_dim are RoPE of width rotary_dim (frequencies base^(-2i/rotary_dim), pairs
+    laid out inside the rotary part), up to the rounding of kernels that see a strided slice.
+    """
+    rotary_dim, head_dim = widths
+    x = randn(seed, 2, 5, head_dim, dtype=dtype)
+    positions = torch.arange(3000, 3005)
+    cos, sin = rope_cos_sin(positions, inv_freq(rotary_dim, base))
+    got = apply_rope(x, cos, sin, layout=layout, rotary_dim=rotary_dim)
+    assert torch.equal(got[..., rotary_dim:], x[..., rotary_dim:])
+    alone = apply_rope(x[..., :rotary_dim].contiguous(), cos, sin, layout=layout)
+    ulp = torch.finfo(dtype).eps
+    torch.testing.assert_close(
+        got[..., :rotary_dim], alone, rtol=ulp, atol=4 * ulp * float(x.abs().max())
+    )
+    out = torch.full_like(x, math.nan)
+    apply_rope(x, cos, sin, layout=layout, rotary_dim=rotary_dim, out=out)
+    assert torch.equal(out, got)
+
+
+@given(partial_widths, layouts, seeds, st.integers(0, 5000), attention_factors)
+@example((2, 6), "half", 0, 0, 1.0)
+def test_partial_rotary_equals_loop_oracle(widths, layout, seed, start, factor):
+    rotary_dim, head_dim = widths
+    x = randn(seed, 3, 4, head_dim)
+    positions = torch.arange(start, start + 4)
+    omega = inv_freq(rotary_dim)
+    cos, sin = rope_cos_sin(positions, omega, attention_factor=factor, dtype=F64)
+    fast = apply_rope(x, cos, sin, layout=layout, rotary_dim=rotary_dim)
+    slow = apply_rope_loop(
+        x, positions, omega, layout=layout, rotary_dim=rotary_dim, attention_factor=factor
+    )
+    torch.testing.assert_close(fast, slow, rtol=0, atol=1e-12 * float(x.abs().max()))
+
+
+@given(partial_widths, layouts, rope_positions, rope_positions, st.integers(1, 5000), seeds)
+@example((2, 4), "interleaved", 0, 7, 3, 0)
+def test_partial_rotary_score_depends_only_on_offset(widths, layout, m, n, shift, seed):
+    """Partial rotary keeps the relative property: the score depends on m - n only.
+
+    The pass-through part adds the same plain dot product at every position, so shifting both
+    positions changes nothing.
+    """
+    rotary_dim, head_dim = widths
+    q, k = randn(seed, 1, head_dim), randn(seed + 1, 1, head_dim)
+    omega = inv_freq(rotary_dim)
+
+    def score(m, n):
+        rotated = []
+        for x, p in ((q, m), (k, n)):
+            cos, sin = rope_cos_sin(torch.tensor([p]), omega, dtype=F64)
+            rotated.append(apply_rope(x, cos, sin, layout=layout, rotary_dim=rotary_dim))
+        return float(rotated[0] @ rotated[1].T)
+
+    assert score(m, n) == pytest.approx(
+        score(m + shift, n + shift), abs=1e-9 * float(q.norm() * k.norm())
+    )
+
+
+@given(partial_widths, layouts, st.integers(1, 40), st.integers(0, 100), seeds)
+def test_module_partial_rotary_equals_pure_functions(widths, layout, seq_len, offset, seed):
+    rotary_dim, head_dim = widths
+    module = RotaryEmbedding(head_dim, rotary_dim=rotary_dim, layout=layout, max_len=8)
+    q = randn(seed, 2, seq_len, head_dim, dtype=torch.float32)
+    k = randn(seed + 1, 1, seq_len, head_dim, dtype=torch.float32)
+    cos, sin = rope_cos_sin(torch.arange(offset, offset + seq_len), inv_freq(rotary_dim))
+    got = module(q, k, offset=offset)
+    for x, y in ((q, got[0]), (k, got[1])):
+        assert torch.equal(y, apply_rope(x, cos, sin, layout=layout, rotary_dim=rotary_dim))
+    assert module.inv_freq.shape == (rotary_dim // 2,)
+
+
+def test_tables_are_the_same_for_both_layouts():
+    """A table cannot be 'built for the other layout'.
+
+    There is one table, and the layout is chosen only where the rotation is applied (the most
+    common bug of converted checkpoints cannot be written); a full-width table is refused.
+    """
+    cos, sin = rope_cos_sin(torch.arange(6), inv_freq(8), dtype=F64)
+    x = randn(0, 6, 8)
+    a = apply_rope(x, cos, sin, layout="interleaved")
+    b = apply_rope(to_half_layout(x), cos, sin, layout="half")
+    torch.testing.assert_close(to_half_layout(a), b, rtol=0, atol=1e-15)
+    full_width = torch.cat([cos, cos], dim=-1)  # an HF-style table, each value twice
+    with pytest.raises(ValueError, match="one value per rotated pair"):
+        apply_rope(x, full_width, full_width, layout="interleaved")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_tables_are_refused(dtype):
+    """bf16 tables would add ~1e-3 to every rotation (8-bit cos/sin): refused, with the fix."""
+    cos, sin = rope_cos_sin(torch.arange(4), inv_freq(8))
+    x = torch.zeros(4, 8, dtype=dtype)
+    with pytest.raises(TypeError, match="cos's dtype must be torch.float32 or torch.float64"):
+        apply_rope(x, cos.to(dtype), sin.to(dtype))
+    with pytest.raises(TypeError, match="dtype must be torch.float32"):
+        rope_cos_sin(torch.arange(4), inv_freq(8), dtype=dtype)
+    with pytest.raises(TypeError, match="dtype must be torch.float32"):
+        RotaryEmbedding(8).cos_sin(torch.arange(4), dtype=dtype)
+
+
+def test_meta_tensors():
+    """Shape inference and deferred initialisation: every rope function runs on meta tensors."""
+    meta = torch.device("meta")
+    positions = torch.arange(5, device=meta)
+    cos, sin = rope_cos_sin(positions, inv_freq(8).to(meta))
+    assert cos.shape == (5, 4) and cos.device == meta
+    for dtype in (torch.float32, torch.bfloat16):
+        x = torch.empty(2, 3, 5, 12, device=meta, dtype=dtype)
+        for layout in ("interleaved", "half"):
+            y = apply_rope(x, cos, sin, layout=layout, rotary_dim=8)
+            assert (y.shape, y.dtype, y.device) == (x.shape, dtype, meta)
+            y = apply_rope(x, cos, sin, layout=layout, rotary_dim=8, out=torch.empty_like(x))
+            assert y.device == meta
+    x = torch.empty(2, 3, 5, 8, device=meta)
+    assert apply_rope_loop(x, positions, inv_freq(8)).device == meta
+    for scaling in (None, {"method": "dynamic_ntk", "factor": 2.0, "original_max_len": 2}):
+        module = RotaryEmbedding(8, scaling=scaling, device=meta)
+        assert module(x, x)[0].device == meta
+        assert module(x, x, positions)[1].shape == x.shape
+
+
 # --- tables -----------------------------------------------------------------------------------
 
 
-@given(head_dims, bases, layouts, st.lists(rope_positions, min_size=1, max_size=5))
-@example(2, 10000.0, "interleaved", [0])
-def test_cos_sin_tables_from_math(dim, base, layout, positions):
-    """Every entry is cos/sin of position * base^(-2i/dim), with i chosen by the layout."""
-    cos, sin = rope_cos_sin(torch.tensor(positions), inv_freq(dim, base), layout=layout, dtype=F64)
+@given(head_dims, bases, st.lists(rope_positions, min_size=1, max_size=5))
+@example(2, 10000.0, [0])
+def test_cos_sin_tables_from_math(dim, base, positions):
+    """Entry (m, i) is cos/sin of m * base^(-2i/dim): one value per pair, for both layouts."""
+    cos, sin = rope_cos_sin(torch.tensor(positions), inv_freq(dim, base), dtype=F64)
+    assert cos.shape == sin.shape == (len(positions), dim // 2)
     for row, m in enumerate(positions):
-        for j in range(dim):
-            i = j // 2 if layout == "interleaved" else j % (dim // 2)
+        for i in range(dim // 2):
             angle = m * math.pow(base, -2 * i / dim)
             # abs: one ulp of omega, times positions up to 2**17, moves the angle by ~1e-11
-            assert float(cos[row, j]) == pytest.approx(math.cos(angle), abs=1e-10)
-            assert float(sin[row, j]) == pytest.approx(math.sin(angle), abs=1e-10)
+            assert float(cos[row, i]) == pytest.approx(math.cos(angle), abs=1e-10)
+            assert float(sin[row, i]) == pytest.approx(math.sin(angle), abs=1e-10)
 
 
 def test_float64_angles_beat_float32_angles_at_long_positions():
@@ -182,7 +316,7 @@ def test_float64_angles_beat_float32_angles_at_long_positions():
     cos32, _ = rope_cos_sin(positions, omega)  # float64 angles, float32 result
     exact, _ = rope_cos_sin(positions, omega, dtype=F64)
     angles32 = positions.float()[:, None] * omega.float()  # the float32-angle recipe
-    naive = torch.cos(angles32).repeat_interleave(2, dim=-1).double()
+    naive = torch.cos(angles32).double()
     assert float((cos32.double() - exact).abs().max()) < 1e-7
     assert float((naive - exact).abs().max()) > 1e-3
 
@@ -211,7 +345,7 @@ def test_tables_broadcast_over_leading_dims():
     """Positions (batch, 1, seq_len) give tables that broadcast over heads (packed sequences)."""
     positions = torch.tensor([[[0, 1, 2]], [[5, 6, 7]]])  # (2, 1, 3)
     cos, sin = rope_cos_sin(positions, inv_freq(4), dtype=F64)
-    assert cos.shape == sin.shape == (2, 1, 3, 4)
+    assert cos.shape == sin.shape == (2, 1, 3, 2)
     x = randn(0, 2, 3, 3, 4)  # (batch, heads, seq, dim)
     got = apply_rope(x, cos, sin)
     torch.testing.assert_close(got, apply_rope_loop(x, positions, inv_freq(4)))
@@ -250,7 +384,7 @@ def test_apply_rope_is_differentiable():
     """Gradients flow (the rotation is orthogonal: the gradient of sum(y * g) is R^T g)."""
     x = randn(1, 2, 4, 8).requires_grad_()
     for layout in ("interleaved", "half"):
-        cos, sin = rope_cos_sin(torch.arange(4), inv_freq(8), layout=layout, dtype=F64)
+        cos, sin = rope_cos_sin(torch.arange(4), inv_freq(8), dtype=F64)
         g = randn(2, 2, 4, 8)
         (grad,) = torch.autograd.grad((apply_rope(x, cos, sin, layout=layout) * g).sum(), x)
         back = apply_rope(g, cos, -sin, layout=layout)  # R(-angle) = R^T
@@ -346,9 +480,7 @@ def test_weight_permutation_rows_per_head():
 def pure(q, k, positions, head_dim, base=10000.0, layout="interleaved", freqs=None):
     """What RotaryEmbedding must equal: the pure functions, tables in float32."""
     freqs = freqs or ScaledFrequencies(inv_freq(head_dim, base), 1.0)
-    cos, sin = rope_cos_sin(
-        positions, freqs.inv_freq, layout=layout, attention_factor=freqs.attention_factor
-    )
+    cos, sin = rope_cos_sin(positions, freqs.inv_freq, attention_factor=freqs.attention_factor)
     return apply_rope(q, cos, sin, layout=layout), apply_rope(k, cos, sin, layout=layout)
 
 
@@ -486,7 +618,6 @@ COS, SIN = rope_cos_sin(torch.arange(3), inv_freq(8))
         (lambda: rope_cos_sin(torch.arange(3), -inv_freq(8)), ValueError, "inv_freq"),
         (lambda: rope_cos_sin(torch.arange(3), inv_freq(8) * math.inf), ValueError, "inv_freq"),
         (lambda: rope_cos_sin(torch.arange(3), linear(8, factor=2.0)), TypeError, "inv_freq"),
-        (lambda: rope_cos_sin(torch.arange(3), inv_freq(8), layout="neox"), ValueError, "layout"),
         (
             lambda: rope_cos_sin(torch.arange(3), inv_freq(8), attention_factor=0.0),
             ValueError,
@@ -502,6 +633,13 @@ COS, SIN = rope_cos_sin(torch.arange(3), inv_freq(8))
         (lambda: apply_rope(X.long(), COS, SIN), TypeError, "x"),
         (lambda: apply_rope(X, COS, SIN, layout="rotate_half"), ValueError, "layout"),
         (lambda: apply_rope(X, COS, SIN, out=torch.empty(2, 3, 8, dtype=F64)), ValueError, "out"),
+        (lambda: apply_rope(X, COS, SIN, rotary_dim=6), ValueError, "cos"),
+        (lambda: apply_rope(X, COS, SIN, rotary_dim=3), ValueError, "rotary_dim"),
+        (lambda: apply_rope(X, COS, SIN, rotary_dim=10), ValueError, "rotary_dim"),
+        (lambda: apply_rope(X, COS, SIN, rotary_dim=0), ValueError, "rotary_dim"),
+        (lambda: apply_rope(X, COS, SIN, rotary_dim=4.0), TypeError, "rotary_dim"),
+        (lambda: apply_rope(X, COS.bfloat16(), SIN.bfloat16()), TypeError, "cos"),
+        (lambda: apply_rope(X, COS[0], SIN[0]), ValueError, "cos"),
         (lambda: apply_rope_loop(X, torch.arange(3), inv_freq(6)), ValueError, "inv_freq"),
         (lambda: apply_rope_loop(X, torch.arange(4), inv_freq(8)), ValueError, "positions"),
         (lambda: to_half_layout(torch.zeros(3, 5)), ValueError, "last dimension"),
@@ -527,6 +665,13 @@ COS, SIN = rope_cos_sin(torch.arange(3), inv_freq(8))
         (lambda: RotaryEmbedding(8, base=1.0), ValueError, "base"),
         (lambda: RotaryEmbedding(8, layout="gptj"), ValueError, "layout"),
         (lambda: RotaryEmbedding(8, max_len=0), ValueError, "max_len"),
+        (lambda: RotaryEmbedding(8, rotary_dim=10), ValueError, "rotary_dim"),
+        (lambda: RotaryEmbedding(8, rotary_dim=3), ValueError, "rotary_dim"),
+        (
+            lambda: RotaryEmbedding(8, rotary_dim=4, scaling=linear(8, factor=2.0)),
+            ValueError,
+            "rotary_dim",
+        ),
         (lambda: RotaryEmbedding(8, scaling="yarn"), TypeError, "scaling"),
         (lambda: RotaryEmbedding(8, scaling={"method": "ntk"}), ValueError, "method"),
         (
@@ -590,16 +735,16 @@ def test_blocked_path(monkeypatch, layout, dtype, table_shape):
 
     Tiny blocks (with a remainder), tables broadcast over batch or over positions, and out=.
     """
-    import posenc_ref.rope as rope_module
+    import posenc_ref._rotate as kernels
 
-    monkeypatch.setattr(rope_module, "_BLOCK_ELEMENTS", 2 * 3 * 8 * 3)  # 3 positions per block
+    monkeypatch.setattr(kernels, "BLOCK_ELEMENTS", 2 * 3 * 8 * 3)  # 3 positions per block
     x = randn(5, 2, 3, 11, 8, dtype=dtype)  # 11 positions: blocks of 3, 3, 3, 2
     positions = {
         "seq": torch.arange(100, 111),
         "packed": torch.tensor([list(range(11)), list(range(50, 61))])[:, None, :],
         "one_position": torch.tensor([7]),
     }[table_shape]
-    cos, sin = rope_cos_sin(positions, inv_freq(8), layout=layout)
+    cos, sin = rope_cos_sin(positions, inv_freq(8))
     blocked = apply_rope(x, cos, sin, layout=layout)
     out = torch.empty_like(x)
     assert apply_rope(x, cos, sin, layout=layout, out=out) is out
