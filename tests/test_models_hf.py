@@ -128,3 +128,160 @@ def test_transformers_config_object_reads_the_same(transformers, entry, layer_ty
         assert getattr(from_object, name) == getattr(from_dict, name), name
     assert torch.equal(from_object.inv_freq, from_dict.inv_freq)
     assert from_object.attention_factor == from_dict.attention_factor
+
+
+# --- q and k rotated by the family's own code and by from_hf_config ---------------------------
+
+
+def randn(seed, *shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def hf_rotate(modeling, model_type, q, k, cos, sin):
+    """The family's own rotation of (batch, heads, seq, head_dim) q and k, as its attention does."""
+    if model_type == "deepseek_v3":  # rope_interleave: read (2i, 2i+1), write half order
+        return modeling.apply_rotary_pos_emb_interleave(q, k, cos, sin)
+    if model_type in ("phi", "stablelm"):  # the attention splits off the rotary part itself
+        r = cos.shape[-1]
+        q_rot, k_rot = modeling.apply_rotary_pos_emb(q[..., :r], k[..., :r], cos, sin)
+        return torch.cat([q_rot, q[..., r:]], -1), torch.cat([k_rot, k[..., r:]], -1)
+    return modeling.apply_rotary_pos_emb(q, k, cos, sin)
+
+
+def position_sets(spec):
+    """Positions inside the original context, and a set reaching far past it."""
+    L = spec.original_max_len or spec.max_len
+    inside = sorted({0, 1, 2, 3, 7, 31, 100, L // 2, L - 2, L - 1})
+    far = {0, 1, L, L + 1, L + 100, 2 * L + 3, 4 * L - 1}
+    if spec.max_len and spec.max_len > L:
+        far.add(spec.max_len - 1)
+    return {"inside": torch.tensor(inside), "far": torch.tensor(sorted(far))}
+
+
+def mrope_position_sets(spec):
+    """Text + one 6 x 8 image + text, starting at 0 and far past the original context."""
+    from posenc_ref.mrope import mrope_positions
+
+    L = spec.original_max_len or spec.max_len
+    return {
+        "inside": mrope_positions(5, (1, 6, 8), 5),
+        "far": mrope_positions(5, (1, 6, 8), 5, start=4 * L),
+    }
+
+
+def rotate_both(transformers, entry, layer_type, which, *, ours=None, their_tables=False, seed=0):
+    """Rotate random q and k with the family's code and with posenc_ref; return both and more.
+
+    ``ours`` replaces the module from ``from_hf_config`` (negative controls); ``their_tables``
+    feeds HF's own float32 cos/sin (one value per pair) to our module, isolating the rotation.
+    """
+    from posenc_ref import RotaryEmbedding
+
+    text_config = hf_text_config(transformers, entry["config"])
+    rotary, modeling = hf_rotary(transformers, text_config)
+    spec = RotaryEmbedding.from_hf_config(entry["config"], layer_type=layer_type).spec
+    if ours is None:
+        ours = RotaryEmbedding.from_hf_config(entry["config"], layer_type=layer_type)
+    mrope = spec.mrope_section is not None
+    positions = (mrope_position_sets if mrope else position_sets)(spec)[which]
+    seq = positions.shape[-1]
+    q, k = randn(seed, 1, 4, seq, spec.head_dim), randn(seed + 1, 1, 2, seq, spec.head_dim)
+    hf_positions = positions[:, None, :] if mrope else positions[None, :]  # (3, 1, seq) / (1, seq)
+    args = (layer_type,) if layer_type else ()
+    cos, sin = rotary(q, hf_positions, *args)  # (1, seq, 2 * pairs), or (1, seq, pairs)
+    theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+    if their_tables:
+        pairs = spec.rotary_dim // 2
+        tables = (cos[0, :, :pairs], sin[0, :, :pairs])  # the first half holds each pair once
+        ours._rows = lambda *_: tables
+        ours._mrope_table_rows = lambda *_: tables
+    mine = ours(q, k, positions)
+    largest = positions.max(0).values if mrope else positions  # the largest row for M-RoPE
+    return spec, q, k, mine, theirs, largest
+
+
+def rotation_gap(transformers, entry, layer_type, which, **kwargs):
+    """(max |ours - HF|, the same divided by HF's float32-angle bound), over q and k.
+
+    The bound is taken position by position: at position m, HF's cos/sin are off by up to
+    angle_atol(m, base), times the attention factor, on vectors of at most max|x| per coordinate.
+    """
+    spec, q, k, mine, theirs, largest = rotate_both(
+        transformers, entry, layer_type, which, **kwargs
+    )
+    bound = torch.tensor([angle_atol(int(p), spec.base) for p in largest], dtype=torch.float64)
+    scale = 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    bound = bound[:, None] * scale + 16 * ULP * scale  # (seq, 1): plus the rotation's roundings
+    gap, ratio = 0.0, 0.0
+    for a, b in zip(mine, theirs, strict=True):
+        diff = (a.double() - b.double()).abs()  # (1, heads, seq, head_dim)
+        gap = max(gap, float(diff.max()))
+        ratio = max(ratio, float((diff / bound).max()))
+    return gap, ratio
+
+
+@pytest.mark.parametrize("which", ["inside", "far"])
+@pytest.mark.parametrize("entry, layer_type", ENTRIES)
+def test_released_rotation_agrees_with_hf(transformers, entry, layer_type, which):
+    """q and k rotated by the family's code and by from_hf_config agree, position by position,
+    within HF's float32-angle error bound (inside the original context and far past it)."""
+    gap, ratio = rotation_gap(transformers, entry, layer_type, which)
+    assert ratio <= 1.0, f"max |difference| {gap:.3g} is {ratio:.3g} x the float32-angle bound"
+
+
+@pytest.mark.parametrize("which", ["inside", "far"])
+@pytest.mark.parametrize("entry, layer_type", ENTRIES)
+def test_released_rotation_with_hf_tables_is_exact(transformers, entry, layer_type, which):
+    """Given HF's own cos/sin, our rotation matches to float32 rounding, and the pass-through
+    coordinates bit for bit: every difference above comes from HF's float32 angles."""
+    spec, q, k, mine, theirs, _ = rotate_both(
+        transformers, entry, layer_type, which, their_tables=True
+    )
+    atol = 4 * ULP * 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    r = spec.rotary_dim
+    for a, b in zip(mine, theirs, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=atol)
+        assert torch.equal(a[..., r:], b[..., r:])
+
+
+def test_wrong_layout_or_sections_would_be_caught(transformers):
+    """Negative controls: the comparison above fails for a wrong pair layout, a missing output
+    reorder (DeepSeek-V3), full instead of partial rotary, and consecutive instead of interleaved
+    M-RoPE sections."""
+    from posenc_ref import RotaryEmbedding
+
+    entries = {e["name"]: e for e in released_configs()}
+
+    def variant(name, **change):
+        spec = rope_spec(entries[name]["config"])
+        kwargs = {
+            "base": spec.base,
+            "layout": spec.layout,
+            "rotary_dim": spec.rotary_dim,
+            "scaling": (
+                dict(spec.scaling) if spec.scaling else (spec.inv_freq, spec.attention_factor)
+            ),
+            "mrope_section": spec.mrope_section,
+            "mrope_interleaved": spec.mrope_interleaved,
+            "output_layout": spec.output_layout,
+        }
+        kwargs.update(change)
+        if isinstance(kwargs["scaling"], tuple):
+            from posenc_ref import ScaledFrequencies
+
+            kwargs["scaling"] = ScaledFrequencies(*kwargs["scaling"])
+        return RotaryEmbedding(spec.head_dim, **kwargs)
+
+    cases = [
+        ("GLM-4", {"layout": "half", "output_layout": "half"}),
+        ("DeepSeek-V3 (YaRN, mscale)", {"output_layout": "interleaved"}),
+        ("Phi-2", {"rotary_dim": 80, "scaling": None}),
+        ("Qwen3-VL (interleaved M-RoPE)", {"mrope_interleaved": False}),
+    ]
+    for name, change in cases:
+        _, ratio = rotation_gap(transformers, entries[name], None, "inside", ours=variant(name))
+        assert ratio <= 1.0, name  # the unchanged variant agrees ...
+        _, ratio = rotation_gap(
+            transformers, entries[name], None, "inside", ours=variant(name, **change)
+        )
+        assert ratio > 10, (name, change)  # ... and each change is far outside the bound
