@@ -223,8 +223,11 @@ def rotation_gap(transformers, entry, layer_type, which, **kwargs):
 @pytest.mark.parametrize("which", ["inside", "far"])
 @pytest.mark.parametrize("entry, layer_type", ENTRIES)
 def test_released_rotation_agrees_with_hf(transformers, entry, layer_type, which):
-    """q and k rotated by the family's code and by from_hf_config agree, position by position,
-    within HF's float32-angle error bound (inside the original context and far past it)."""
+    """Rotated q and k from the family's code and from from_hf_config agree within a bound.
+
+    Position by position, within HF's float32-angle error bound, inside the original context
+    and far past it.
+    """
     gap, ratio = rotation_gap(transformers, entry, layer_type, which)
     assert ratio <= 1.0, f"max |difference| {gap:.3g} is {ratio:.3g} x the float32-angle bound"
 
@@ -232,8 +235,11 @@ def test_released_rotation_agrees_with_hf(transformers, entry, layer_type, which
 @pytest.mark.parametrize("which", ["inside", "far"])
 @pytest.mark.parametrize("entry, layer_type", ENTRIES)
 def test_released_rotation_with_hf_tables_is_exact(transformers, entry, layer_type, which):
-    """Given HF's own cos/sin, our rotation matches to float32 rounding, and the pass-through
-    coordinates bit for bit: every difference above comes from HF's float32 angles."""
+    """Given HF's own cos/sin, our rotation matches to float32 rounding.
+
+    The pass-through coordinates match bit for bit: every difference in the test above comes
+    from HF's float32 angles, none from the layout, the widths or the sections.
+    """
     spec, q, k, mine, theirs, _ = rotate_both(
         transformers, entry, layer_type, which, their_tables=True
     )
@@ -247,7 +253,8 @@ def test_released_rotation_with_hf_tables_is_exact(transformers, entry, layer_ty
 def test_wrong_layout_or_sections_would_be_caught(transformers):
     """Negative controls: the comparison above fails for a wrong pair layout, a missing output
     reorder (DeepSeek-V3), full instead of partial rotary, and consecutive instead of interleaved
-    M-RoPE sections."""
+    M-RoPE sections.
+    """
     from posenc_ref import RotaryEmbedding
 
     entries = {e["name"]: e for e in released_configs()}
