@@ -251,9 +251,10 @@ def test_released_rotation_with_hf_tables_is_exact(transformers, entry, layer_ty
 
 
 def test_wrong_layout_or_sections_would_be_caught(transformers):
-    """Negative controls: the comparison above fails for a wrong pair layout, a missing output
-    reorder (DeepSeek-V3), full instead of partial rotary, and consecutive instead of interleaved
-    M-RoPE sections.
+    """Negative controls: the comparison fails for each mistake a port could make.
+
+    A wrong pair layout, a missing output reorder (DeepSeek-V3), full instead of partial rotary,
+    consecutive instead of interleaved M-RoPE sections.
     """
     from posenc_ref import RotaryEmbedding
 
