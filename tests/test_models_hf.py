@@ -293,3 +293,78 @@ def test_wrong_layout_or_sections_would_be_caught(transformers):
             transformers, entries[name], None, "inside", ours=variant(name, **change)
         )
         assert ratio > 10, (name, change)  # ... and each change is far outside the bound
+
+
+# --- every rope_type of HF's ROPE_INIT_FUNCTIONS, full and partial rotary ----------------------
+
+SHORT = [1.0 + 0.05 * i for i in range(8)]  # 8 pairs: head_dim 16 (or rotary_dim 16)
+LONG = [1.0 + 2.0 * i for i in range(8)]
+ROPE_TYPE_CASES = {
+    "default": {"rope_type": "default"},
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "dynamic": {"rope_type": "dynamic", "factor": 4.0},
+    "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 512},
+    "yarn-mscale": {
+        "rope_type": "yarn",
+        "factor": 40.0,
+        "original_max_position_embeddings": 50,
+        "mscale": 0.707,
+        "mscale_all_dim": 1.0,
+        "beta_fast": 16,
+        "beta_slow": 2,
+    },  # fmt: skip
+    "longrope": {
+        "rope_type": "longrope",
+        "short_factor": SHORT,
+        "long_factor": LONG,
+        "original_max_position_embeddings": 512,
+    },  # fmt: skip
+    "llama3": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 512,
+    },  # fmt: skip
+    "proportional": {"rope_type": "proportional", "partial_rotary_factor": 0.5},
+}
+
+
+def rope_type_entry(case: str, partial: bool) -> dict:
+    """A released-config-shaped dict: Llama (full rotary) or GPT-NeoX (partial rotary)."""
+    rope = {"rope_theta": 10000.0, **copy.deepcopy(ROPE_TYPE_CASES[case])}
+    if partial and case != "proportional":
+        # GPT-NeoX rotates the first half of each 32-wide head: 16 coordinates, 8 pairs.
+        config = {"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 2}
+        rope["partial_rotary_factor"] = 0.5
+    else:
+        config = {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 2}
+    # 2000 = 40 x 50 for yarn-mscale (yarn's factor must match max / original, or be the only one)
+    config.update(max_position_embeddings=2048 if case != "yarn-mscale" else 2000)
+    config["rope_parameters"] = rope
+    return {"name": case, "config": config}
+
+
+def test_rope_type_cases_cover_hf(transformers):
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    covered = {ROPE_TYPE_CASES[c]["rope_type"] for c in ROPE_TYPE_CASES}
+    assert covered == set(ROPE_INIT_FUNCTIONS) | {"default"}
+
+
+@pytest.mark.parametrize("which", ["inside", "far"])
+@pytest.mark.parametrize("partial", [False, True], ids=["full", "partial"])
+@pytest.mark.parametrize("case", list(ROPE_TYPE_CASES))
+def test_rope_type_rotation_agrees_with_hf(transformers, case, partial, which):
+    """Every rope_type, rotated by HF's module and by from_hf_config, in and past the context.
+
+    Partial rotary goes through GPT-NeoX (every ROPE_INIT_FUNCTIONS entry reads
+    partial_rotary_factor); proportional is partial by construction (zero frequencies).
+    """
+    entry = rope_type_entry(case, partial)
+    gap, ratio = rotation_gap(transformers, entry, None, which)
+    assert ratio <= 1.0, f"max |difference| {gap:.3g} is {ratio:.3g} x the float32-angle bound"
+    spec, q, k, mine, theirs, _ = rotate_both(transformers, entry, None, which, their_tables=True)
+    atol = 4 * ULP * 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    for a, b in zip(mine, theirs, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=atol)

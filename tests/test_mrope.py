@@ -130,7 +130,7 @@ def test_score_depends_only_on_position_difference(mode, layout, seed, p_query, 
     moved_k = tuple(a + b for a, b in zip(p_key, shift, strict=True))
     before = float(rotated(q, p_query) @ rotated(k, p_key))
     after = float(rotated(q, moved_q) @ rotated(k, moved_k))
-    assert after == pytest.approx(before, abs=1e-9 * (1 + q.norm() * k.norm()))
+    assert after == pytest.approx(before, abs=1e-9 * (1 + float(q.norm() * k.norm())))
 
 
 def _rotate(x, cos, sin, layout):
