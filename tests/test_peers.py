@@ -27,9 +27,9 @@ from posenc_ref.rope_scaling import (
     dynamic_ntk,
     linear,
     llama3,
+    longrope,
     ntk_aware,
     yarn,
-    longrope,
     yarn_mscale,
 )
 
