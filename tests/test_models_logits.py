@@ -94,15 +94,18 @@ def compare(model, modeling, input_ids, position_ids, ours, wrong, monkeypatch):
 
 
 def tolerance(largest_position: int, base: float) -> float:
-    """HF's float32-angle error bound at the largest position (tests/test_peers.py), used as the
-    tolerance on logits relative to their spread.
+    """HF's float32-angle error bound at the largest position, as a bound on logits / spread.
+
+    The bound is the one of tests/test_peers.py.
     """
     return 2.0**-24 * (largest_position + 1) * (math.log(base) + 10) + 8 * 2.0**-24
 
 
 def check(good, bad, largest_position, base, where):
-    """Ours within the bound; the wrong variant far from ours (and outside the bound, where the
-    bound is tight: near position 0; far out the q/k tests of test_models_hf.py are the proof).
+    """Ours within the bound, the wrong variant far from ours.
+
+    The wrong variant must also fall outside the bound where the bound is tight (near position
+    0); far out, the q/k tests of test_models_hf.py are the proof.
     """
     tol = tolerance(largest_position, base)
     print(f"{where}: ours {good:.2e}, wrong {bad:.2e}, tolerance {tol:.2e}")
