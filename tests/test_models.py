@@ -513,3 +513,39 @@ def test_mrope_module_equals_functions(mode, seed, before, grid, start):
     plain = RotaryEmbedding(2 * pairs, layout="half")
     assert torch.equal(rope(y, y, text)[0], plain(y, y, text)[0])
     assert torch.equal(rope(y, y, text.expand(3, -1))[0], plain(y, y, text)[0])
+
+
+@given(
+    st.integers(1, 32).map(lambda h: 2 * h),
+    st.integers(1, 16),
+    bases,
+    seeds,
+    st.integers(-(1 << 16), 1 << 16),
+)
+@example(32, 24, 10000.0, 0, 0)
+def test_partial_rotary_decay_bound_covers_only_the_rotated_part(
+    rotary_dim, extra_pairs, base, seed, distance
+):
+    """RoFormer's decay bound holds for the rotated part, with N = rotary_dim / 2 pairs.
+
+    |score - q_p . k_p| <= max_j |h_j - h_{j-1}| * sum_{j <= N} |S_j|; the pass-through part is
+    outside the bound and keeps its value at every distance.
+    """
+    head_dim = rotary_dim + 2 * extra_pairs
+    gen = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, 1, head_dim, dtype=F64, generator=gen)
+    rope = RotaryEmbedding(head_dim, base=base, layout="interleaved", rotary_dim=rotary_dim)
+    m, n = max(distance, 0), max(-distance, 0)
+    qr = rope(q[None], q[None], torch.tensor([m]))[0][0, 0]
+    kr = rope(k[None], k[None], torch.tensor([n]))[0][0, 0]
+    passed = float(q[0, rotary_dim:] @ k[0, rotary_dim:])
+    rotated = float(qr @ kr) - passed
+    h = (
+        torch.complex(q[0, 0:rotary_dim:2], q[0, 1:rotary_dim:2])
+        * torch.complex(k[0, 0:rotary_dim:2], k[0, 1:rotary_dim:2]).conj()
+    )  # h_i = q^(i) conj(k^(i)), i < r / 2
+    h = torch.cat([h, torch.zeros(1, dtype=h.dtype)])  # h_N = 0
+    phasors = torch.exp(1j * (m - n) * inv_freq(rotary_dim, base))
+    partial_sums = torch.cumsum(phasors, 0).abs()  # |S_1| .. |S_N|
+    bound = float((h[1:] - h[:-1]).abs().max() * partial_sums.sum())
+    assert abs(rotated) <= bound * (1 + 1e-12) + 1e-12

@@ -368,3 +368,56 @@ def test_rope_type_rotation_agrees_with_hf(transformers, case, partial, which):
     atol = 4 * ULP * 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
     for a, b in zip(mine, theirs, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=atol)
+
+
+# --- the M-RoPE position helper against Qwen2-VL's own get_rope_index ---------------------------
+
+
+def hf_rope_index(transformers, text_before, grid, text_after, spatial_merge_size=2):
+    """Qwen2-VL's positions for text, one image (patch grid = LLM grid x merge size), text."""
+    import functools
+    from types import SimpleNamespace
+
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel
+
+    t, h, w = grid
+    owner = SimpleNamespace(
+        config=SimpleNamespace(
+            vision_config=SimpleNamespace(spatial_merge_size=spatial_merge_size)
+        ),
+        get_vision_position_ids=functools.partial(Qwen2VLModel.get_vision_position_ids, None),
+    )
+    kinds = [0] * text_before + [1] * (t * h * w) + [0] * text_after
+    ids = torch.zeros(1, len(kinds), dtype=torch.long)
+    patch_grid = torch.tensor([[t, h * spatial_merge_size, w * spatial_merge_size]])
+    positions, _ = Qwen2VLModel.get_rope_index(
+        owner, ids, torch.tensor([kinds]), image_grid_thw=patch_grid
+    )
+    return positions[:, 0, :]  # (3, seq)
+
+
+@pytest.mark.parametrize("grid", [(1, 1, 1), (1, 2, 3), (1, 6, 4), (2, 3, 3), (3, 2, 5)])
+@pytest.mark.parametrize("before, after", [(0, 0), (3, 2), (7, 11)])
+def test_mrope_positions_agree_with_qwen2_vl(transformers, grid, before, after):
+    """Text, one grid, text: the same positions as Qwen2-VL whenever t <= max(h, w) (images)."""
+    from posenc_ref.mrope import mrope_positions
+
+    theirs = hf_rope_index(transformers, before, grid, after)
+    assert torch.equal(mrope_positions(before, grid, after), theirs)
+
+
+def test_mrope_positions_disagree_with_hf_for_long_grids(transformers):
+    """Disagreement: with more frames than rows and columns, the text resumes elsewhere.
+
+    transformers 5.23 resumes the text at start + max(h, w), inside the grid's time range;
+    posenc_ref resumes after the grid's largest position, as the helper's definition (and Qwen's
+    earlier code) says.
+    """
+    from posenc_ref.mrope import mrope_positions
+
+    grid = (5, 2, 2)
+    theirs = hf_rope_index(transformers, 1, grid, 2)
+    ours = mrope_positions(1, grid, 2)
+    assert theirs[:, -2].tolist() == [1 + 2] * 3  # start 1 + max(h, w)
+    assert ours[:, -2].tolist() == [1 + 5] * 3  # start 1 + max(t, h, w)
+    assert int(ours[:, 1:-2].max()) + 1 == 1 + 5
