@@ -60,6 +60,7 @@ __all__ = [
     "ROPE_TYPES",
     "released_configs",
     "released_config",
+    "zoo_rows",
 ]
 
 
@@ -300,6 +301,10 @@ class RopeSpec:
         M-RoPE pair counts (time, height, width), ``None`` for one position row.
     mrope_interleaved : bool
         Qwen3-VL's interleaved section assignment.
+    factor : float or None
+        The extension ratio :math:`s` of the scaling types (as given, or derived from
+        ``max_position_embeddings / original_max_position_embeddings`` where HF derives it);
+        ``None`` for ``default``.
     scaling : dict or None
         For the length-dependent types (``dynamic``, ``longrope``): the
         :mod:`posenc_ref.rope_scaling` method and its arguments, e.g.
@@ -323,6 +328,7 @@ class RopeSpec:
     mrope_section: tuple[int, int, int] | None = None
     mrope_interleaved: bool = False
     output_layout: str | None = None
+    factor: float | None = None
     scaling: dict[str, Any] | None = None
     softmax_scale_factor: float = 1.0
     model_type: str | None = None
@@ -513,7 +519,9 @@ def _rope_dict(
                 default = family.default_theta
             chosen["rope_theta"] = top_theta if top_theta is not None else default
         elif top_theta is not None and family.per_layer_theta is None:
-            _same("rope_theta", chosen["rope_theta"], top_theta, ("rope_parameters", "the top"))
+            _same(
+                "rope_theta", chosen["rope_theta"], top_theta, ("rope_parameters", "the top level")
+            )
         return chosen, layer_type
 
     if layer_type is not None:
@@ -523,7 +531,9 @@ def _rope_dict(
                 f"layer_type {layer_type!r} is not one of the config's layer_types "
                 f"({', '.join(sorted(set(types)))})"
             )
-    theta = _same("rope_theta", rope.get("rope_theta"), top_theta, ("the RoPE dict", "the top"))
+    theta = _same(
+        "rope_theta", rope.get("rope_theta"), top_theta, ("the RoPE dict", "the top level")
+    )
     rope["rope_theta"] = family.default_theta if theta is None else theta
     return rope, layer_type
 
@@ -562,7 +572,9 @@ def _partial(config: dict[str, Any], rope: dict[str, Any], family: _Family) -> f
     )
     for legacy, meaning in family.legacy_keys.items():
         if meaning == "partial_rotary_factor" and config.get(legacy) is not None:
-            value = _same("partial_rotary_factor", value, config[legacy], ("it", legacy))
+            value = _same(
+                "partial_rotary_factor", value, config[legacy], ("partial_rotary_factor", legacy)
+            )
     if value is None:
         return family.default_partial
     value = _number("partial_rotary_factor", value)
@@ -625,11 +637,10 @@ def rope_spec(
     """
     config = _as_dict(config)
     config, model_type = _language_config(config)
-    family, model_type = _family_of(model_type, layout)
-
     for key, what in _NOT_IMPLEMENTED_KEYS.items():
         if config.get(key) not in (None, False):
             raise NotImplementedError(f"{key} ({what}) is not implemented by posenc_ref")
+    family, model_type = _family_of(model_type, layout)
     for legacy in ("rotary_pct", "rotary_emb_base"):
         if config.get(legacy) is not None and legacy not in family.legacy_keys:
             raise ValueError(
@@ -706,6 +717,13 @@ def rope_spec(
             raise TypeError(f"rope_interleave must be true or false, got {interleave!r}")
         layout_used = "interleaved" if interleave else "half"
 
+    factor = None
+    if rope_type in ("linear", "dynamic", "llama3"):
+        factor = _number("factor", _required(rope, "factor", rope_type))
+    elif rope_type == "proportional":
+        factor = _number("factor", rope.get("factor", 1.0))
+    elif rope_type in ("yarn", "longrope"):
+        factor = _factor_or_ratio(rope, max_len, original or max_len, rope_type)
     freqs, scaling, softmax_scale, original_len = _frequencies(
         rope_type, rope, rotary_dim, head_dim, base, partial, max_len, original
     )
@@ -747,6 +765,7 @@ def rope_spec(
         mrope_section=section,
         mrope_interleaved=interleaved,
         output_layout=output_layout or layout_used,
+        factor=factor,
         scaling=scaling,
         softmax_scale_factor=softmax_scale,
         model_type=model_type,
@@ -902,6 +921,47 @@ def released_configs() -> list[dict[str, Any]]:
     """
     text = resources.files("posenc_ref").joinpath("data/released_rope_configs.json").read_text()
     return json.loads(text)["models"]
+
+
+def zoo_rows() -> list[dict[str, Any]]:
+    r"""One row per released family (and per layer type), computed through :func:`rope_spec`.
+
+    The model zoo's table: HF ``rope_type``, base, head and rotary width, pair layout, original
+    and extended context, attention factor, and how many pairs complete at least one full turn
+    inside the original context (:math:`L\,\omega_i / 2\pi \ge 1`, with the frequencies used
+    there). The extended context is ``max_position_embeddings``, or :math:`s L` where a YaRN
+    config extends past it (Qwen2.5's recommended block).
+
+    Returns
+    -------
+    list of dict
+        Keys ``name``, ``model``, ``layer_type``, ``spec`` (the :class:`RopeSpec`),
+        ``original`` and ``extended`` (int or None), ``full_turns`` (int or None: ``None`` when
+        the config does not state the original context).
+    """
+    rows = []
+    for entry in released_configs():
+        for layer_type in entry.get("layer_types", [None]):
+            spec = rope_spec(entry["config"], layer_type=layer_type)
+            original = spec.original_max_len
+            extended = spec.max_len
+            if spec.rope_type == "yarn" and original is not None and spec.factor is not None:
+                extended = max(extended or 0, round(spec.factor * original))
+            turns = None
+            if original is not None:
+                turns = int((original * spec.inv_freq / (2 * math.pi) >= 1).sum())
+            rows.append(
+                {
+                    "name": entry["name"],
+                    "model": entry["model"],
+                    "layer_type": layer_type,
+                    "spec": spec,
+                    "original": original,
+                    "extended": extended,
+                    "full_turns": turns,
+                }
+            )
+    return rows
 
 
 def released_config(name: str) -> dict[str, Any]:

@@ -618,6 +618,8 @@ class RotaryEmbedding(nn.Module):
     [context-extension page](rope_scaling.md#scaling-dynamic-ntk) explains what that does to
     their scores.
 
+    A released model's RoPE is built from its config by :meth:`from_hf_config`.
+
     Parameters
     ----------
     head_dim
@@ -650,8 +652,6 @@ class RotaryEmbedding(nn.Module):
         coordinates, then all second ones (``layout="interleaved", output_layout="half"``). The
         output is then a fixed permutation of the rotary part (the same for queries and keys),
         so attention scores do not change. ``None``: the same as ``layout``.
-
-    A model's own RoPE is built from its config by :meth:`from_hf_config`.
 
     Examples
     --------
