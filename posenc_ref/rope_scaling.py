@@ -453,12 +453,13 @@ def longrope(
     .. math::
 
         \omega'_i = \frac{\omega_i}{\varphi_i}, \qquad
-        \varphi = \begin{cases} \text{short\_factor} & \ell \le L \\
-        \text{long\_factor} & \ell > L \end{cases}, \qquad
+        \varphi_i = \begin{cases} \varphi^{\text{short}}_i & \ell \le L \\
+        \varphi^{\text{long}}_i & \ell > L \end{cases}, \qquad
         a = \sqrt{1 + \frac{\ln s}{\ln L}} \;(a = 1 \text{ for } s \le 1)
 
-    with current length :math:`\ell` = ``seq_len`` (the largest position + 1) and pre-training
-    context :math:`L` = ``original_max_len``. The lists are not derived from a formula: they were
+    with the lists :math:`\varphi^{\text{short}}` = ``short_factor`` and
+    :math:`\varphi^{\text{long}}` = ``long_factor``, current length :math:`\ell` = ``seq_len``
+    (the largest position + 1) and pre-training context :math:`L` = ``original_max_len``. The lists are not derived from a formula: they were
     found by a search over perplexity (the LongRoPE paper) and are shipped in the model's config.
     The switch at :math:`L` is the rule of HF transformers' ``rope_type="longrope"``.
 
