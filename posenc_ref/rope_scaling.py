@@ -459,8 +459,9 @@ def longrope(
 
     with the lists :math:`\varphi^{\text{short}}` = ``short_factor`` and
     :math:`\varphi^{\text{long}}` = ``long_factor``, current length :math:`\ell` = ``seq_len``
-    (the largest position + 1) and pre-training context :math:`L` = ``original_max_len``. The lists are not derived from a formula: they were
-    found by a search over perplexity (the LongRoPE paper) and are shipped in the model's config.
+    (the largest position + 1) and pre-training context :math:`L` = ``original_max_len``. The
+    lists are not derived from a formula: they were found by a search over perplexity (the
+    LongRoPE paper) and are shipped in the model's config.
     The switch at :math:`L` is the rule of HF transformers' ``rope_type="longrope"``.
 
     :math:`s` is ``factor`` when given; otherwise it is ``max_len / original_max_len`` (HF reads
