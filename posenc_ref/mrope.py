@@ -66,8 +66,9 @@ def mrope_pair_rows(mrope_section: Sequence[int], *, interleaved: bool = False) 
     :math:`i` takes row :math:`r \in \{1, 2\}` when :math:`i \bmod 3 = r` and
     :math:`i < 3 n_r` with :math:`n_r` = ``mrope_section[r]``, and row 0 otherwise; for the
     released sections ([24, 20, 20], [11, 11, 10]) this deals the pairs round-robin and gives
-    the time row the leftovers. Sections for which that rule does not give each row its count (e.g. a height count
-    larger than the time count) are refused rather than silently reinterpreted.
+    the time row the leftovers. Sections for which that rule does not give each row its count
+    (e.g. a height count larger than the time count) are refused rather than silently
+    reinterpreted.
 
     Parameters
     ----------
