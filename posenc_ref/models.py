@@ -919,7 +919,7 @@ def released_configs() -> list[dict[str, Any]]:
     list of dict
         A fresh copy on each call.
     """
-    text = resources.files("posenc_ref").joinpath("data/released_rope_configs.json").read_text()
+    text = resources.files("posenc_ref").joinpath("released_rope_configs.json").read_text()
     return json.loads(text)["models"]
 
 

@@ -1,6 +1,6 @@
 """Agreement of posenc_ref.models with HF transformers, family by family (skipped without it).
 
-Every released config of the model zoo (posenc_ref/data/released_rope_configs.json) is built with
+Every released config of the model zoo (posenc_ref/released_rope_configs.json) is built with
 its transformers config class (nothing downloaded, no weights) and read by ``rope_spec``; the
 family's own rotary module must produce the same frequencies and attention factor, inside and far
 past the original context. The q/k rotation and logits comparisons are below.
