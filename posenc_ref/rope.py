@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import nn
@@ -60,6 +60,8 @@ from ._checks import (
 from ._rotate import HALF_DTYPES, rotate
 from .absolute import inv_freq as _inv_freq
 from .device import compute_device
+from .models import RopeSpec, rope_spec
+from .mrope import mrope_cos_sin, mrope_pair_rows
 from .rope_scaling import SCALING_METHODS, ScaledFrequencies
 
 __all__ = [
@@ -616,6 +618,8 @@ class RotaryEmbedding(nn.Module):
     [context-extension page](rope_scaling.md#scaling-dynamic-ntk) explains what that does to
     their scores.
 
+    A released model's RoPE is built from its config by :meth:`from_hf_config`.
+
     Parameters
     ----------
     head_dim
@@ -633,6 +637,21 @@ class RotaryEmbedding(nn.Module):
         Initial table length (``>= 1``); grows on demand.
     device
         Where to build the table.
+    mrope_section
+        Multimodal RoPE (Qwen2-VL and later): pairs per position row (time, height, width),
+        summing to ``rotary_dim // 2``; ``None`` for one position row. An M-RoPE module takes
+        positions of shape ``(3, ..., seq_len)`` (see :func:`posenc_ref.mrope.mrope_positions`);
+        1-D positions, or none, mean text (the same value in all three rows, which is plain
+        RoPE). Explained on the site: [M-RoPE](rope.md#rope-mrope).
+    mrope_interleaved
+        Qwen3-VL's interleaved assignment of pairs to rows instead of consecutive sections
+        (:func:`posenc_ref.mrope.mrope_pair_rows`).
+    output_layout
+        The order in which the rotated pairs are written back, when it differs from the order in
+        which they are read: DeepSeek-V3 reads interleaved pairs and writes all first
+        coordinates, then all second ones (``layout="interleaved", output_layout="half"``). The
+        output is then a fixed permutation of the rotary part (the same for queries and keys),
+        so attention scores do not change. ``None``: the same as ``layout``.
 
     Examples
     --------
@@ -653,12 +672,33 @@ class RotaryEmbedding(nn.Module):
         scaling: ScaledFrequencies | Mapping | None = None,
         max_len: int = 4096,
         device: torch.device | str | None = None,
+        mrope_section: Sequence[int] | None = None,
+        mrope_interleaved: bool = False,
+        output_layout: str | None = None,
     ) -> None:
         super().__init__()
         self.head_dim = check_dim(head_dim, "head_dim")
         self.rotary_dim = _check_rotary_dim(rotary_dim, self.head_dim)
         self.base = check_base(base)
         self.layout = check_layout(layout)
+        self.output_layout = self.layout if output_layout is None else check_layout(output_layout)
+        self.mrope_section = None
+        self.mrope_interleaved = False
+        self._mrope_rows = None
+        if mrope_section is not None:
+            rows = mrope_pair_rows(mrope_section, interleaved=mrope_interleaved)
+            if rows.numel() != self.rotary_dim // 2:
+                raise ValueError(
+                    f"mrope_section={list(mrope_section)} gives {rows.numel()} pairs but the "
+                    f"rotary part has rotary_dim // 2 = {self.rotary_dim // 2}"
+                )
+            self.mrope_section = tuple(int(n) for n in mrope_section)
+            self.mrope_interleaved = bool(mrope_interleaved)
+            self._mrope_rows = rows  # (pairs,) position row of each pair
+        elif mrope_interleaved:
+            raise ValueError("mrope_interleaved=True needs mrope_section")
+        # The model config this module was built from (from_hf_config), else None.
+        self.spec: RopeSpec | None = None
         self.method, self.scaling_params, freqs, self._per_call_after = _resolve_scaling(
             scaling, self.rotary_dim, self.base
         )
@@ -767,6 +807,42 @@ class RotaryEmbedding(nn.Module):
             return self.cos_cached[span[0] : span[1]], self.sin_cached[span[0] : span[1]]
         return self.cos_cached[positions], self.sin_cached[positions]
 
+    def _mrope_table_rows(
+        self, positions: torch.Tensor, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        # positions: (3, ..., seq_len). Pair i reads the 1-D table at its own row's position, so
+        # the cached table serves M-RoPE too (a gather per pair); it equals mrope_cos_sin.
+        device = self.cos_cached.device
+        positions = positions.to(device)
+        section, interleaved = self.mrope_section, self.mrope_interleaved
+        if _tracing() or device.type == "meta":
+            if self._per_call_after is not None and device.type != "meta":
+                raise RuntimeError(
+                    f"scaling method {self.method!r} depends on the largest position's value, "
+                    "which a compiled graph cannot read: run this module eagerly"
+                )
+            freqs = self.frequencies(0)
+            return mrope_cos_sin(
+                positions, freqs.inv_freq, section, interleaved=interleaved,
+                attention_factor=freqs.attention_factor, dtype=dtype,
+            )  # fmt: skip
+        needed = int(positions.max().item()) + 1 if positions.numel() else 0
+        if self._per_call(needed):
+            freqs = self.frequencies(needed)
+            return mrope_cos_sin(
+                positions, freqs.inv_freq, section, interleaved=interleaved,
+                attention_factor=freqs.attention_factor, dtype=dtype,
+            )  # fmt: skip
+        if needed > self.max_len:
+            self._build(max(needed, 2 * self.max_len), device, dtype)
+        elif self.cos_cached.dtype != dtype:
+            self._build(self.max_len, device, dtype)
+        index = positions.movedim(0, -1)[..., self._mrope_rows.to(device)]  # (..., seq_len, pairs)
+        flat = index.reshape(-1, index.shape[-1])
+        cos = self.cos_cached.gather(0, flat).reshape(index.shape)
+        sin = self.sin_cached.gather(0, flat).reshape(index.shape)
+        return cos, sin
+
     def forward(
         self,
         q: torch.Tensor,
@@ -786,7 +862,9 @@ class RotaryEmbedding(nn.Module):
             ``None``: positions ``offset .. offset + seq_len - 1``. Otherwise an integer tensor
             ``(seq_len,)`` or ``(..., seq_len)`` broadcastable against both ``q.shape[:-1]`` and
             ``k.shape[:-1]`` (e.g. ``(batch, 1, seq_len)`` for packed sequences with
-            ``(batch, heads, seq_len, head_dim)`` inputs).
+            ``(batch, heads, seq_len, head_dim)`` inputs). For an M-RoPE module (``mrope_section``
+            given): ``(seq_len,)`` for text, or ``(3, ..., seq_len)`` with rows time, height,
+            width, the ``...`` broadcastable as above (e.g. ``(3, batch, 1, seq_len)``).
         offset
             First position when ``positions`` is ``None`` (the length of a KV cache), ``>= 0``.
 
@@ -810,25 +888,111 @@ class RotaryEmbedding(nn.Module):
                     f"got {tuple(positions.shape)}"
                 )
         dtype = torch.float64 if torch.float64 in (q.dtype, k.dtype) else torch.float32
-        cos, sin = self._rows(positions, span, dtype)
+        if self.mrope_section is not None and positions is not None and positions.dim() > 1:
+            if positions.shape[0] != 3:
+                raise ValueError(
+                    "an M-RoPE module takes positions (3, ..., seq_len) (rows time, height, "
+                    f"width) or (seq_len,) for text, got {tuple(positions.shape)}; for batched "
+                    "text positions p of shape (batch, seq_len) pass p.expand(3, -1, -1)"
+                )
+            cos, sin = self._mrope_table_rows(positions, dtype)
+        else:
+            cos, sin = self._rows(positions, span, dtype)
         rotated = []
         for x in (q, k):
-            rotated.append(
-                apply_rope(
-                    x,
-                    cos.to(x.device),
-                    sin.to(x.device),
-                    layout=self.layout,
-                    rotary_dim=self.rotary_dim,
-                )
+            y = apply_rope(
+                x,
+                cos.to(x.device),
+                sin.to(x.device),
+                layout=self.layout,
+                rotary_dim=self.rotary_dim,
             )
+            if self.output_layout != self.layout:
+                # Written back in the other order (DeepSeek-V3): a fixed permutation of the
+                # rotary part, the same for q and k.
+                r = self.rotary_dim
+                reorder = to_half_layout if self.output_layout == "half" else to_interleaved_layout
+                y = torch.cat([reorder(y[..., :r]), y[..., r:]], dim=-1)
+            rotated.append(y)
         return rotated[0], rotated[1]
+
+    @classmethod
+    def from_hf_config(
+        cls,
+        config: Mapping | object,
+        *,
+        layer_type: str | None = None,
+        layout: str | None = None,
+        max_len: int = 4096,
+        device: torch.device | str | None = None,
+    ) -> RotaryEmbedding:
+        r"""Build the RoPE of a released model from its config.
+
+        Explained on the site: [Model zoo](models.md).
+
+        ``config`` is the contents of the model's ``config.json`` (a dict), or a transformers
+        config object; it is read by :func:`posenc_ref.models.rope_spec`, whose rules (both config
+        forms, the family's pair layout and defaults, errors for unknown or inconsistent keys)
+        apply. ``forward(q, k, positions)`` then rotates the model's queries and keys as its code
+        does, with ``q`` and ``k`` of width ``head_dim`` (for DeepSeek-V3, the
+        ``qk_rope_head_dim`` part of each head). The spec is kept as ``self.spec``.
+
+        Parameters
+        ----------
+        config
+            The model's configuration.
+        layer_type
+            For configs with one RoPE per layer type (Gemma 3): which one.
+        layout
+            Pair layout, only for a family posenc_ref does not know.
+        max_len
+            Initial table length (``>= 1``); grows on demand.
+        device
+            Where to build the table.
+
+        Returns
+        -------
+        RotaryEmbedding
+
+        Examples
+        --------
+        >>> rope = RotaryEmbedding.from_hf_config({
+        ...     "model_type": "glm4", "head_dim": 128, "partial_rotary_factor": 0.5,
+        ...     "rope_theta": 10000.0, "max_position_embeddings": 32768})
+        >>> rope.rotary_dim, rope.layout
+        (64, 'interleaved')
+        """
+        spec = rope_spec(config, layer_type=layer_type, layout=layout)
+        if spec.scaling is not None:  # length-dependent: the module recomputes per call
+            scaling = dict(spec.scaling)
+        else:
+            scaling = ScaledFrequencies(spec.inv_freq, spec.attention_factor)
+        module = cls(
+            spec.head_dim,
+            base=spec.base,
+            layout=spec.layout,
+            rotary_dim=spec.rotary_dim,
+            scaling=scaling,
+            max_len=max_len,
+            device=device,
+            mrope_section=spec.mrope_section,
+            mrope_interleaved=spec.mrope_interleaved,
+            output_layout=spec.output_layout,
+        )
+        module.spec = spec
+        return module
 
     def extra_repr(self) -> str:  # noqa: D102 (nn.Module's hook for repr)
         partial = "" if self.rotary_dim == self.head_dim else f", rotary_dim={self.rotary_dim}"
+        extra = ""
+        if self.output_layout != self.layout:
+            extra += f", output_layout={self.output_layout!r}"
+        if self.mrope_section is not None:
+            kind = "interleaved" if self.mrope_interleaved else "consecutive"
+            extra += f", mrope_section={self.mrope_section} ({kind})"
         return (
             f"head_dim={self.head_dim}{partial}, base={self.base}, layout={self.layout!r}, "
-            f"scaling={self.method}, max_len={self.max_len}"
+            f"scaling={self.method}, max_len={self.max_len}{extra}"
         )
 
 
