@@ -105,8 +105,10 @@ def t5_relative_bucket(
 
     .. math::
 
-        e + \left\lfloor \frac{\ln(n/e)}{\ln(\text{max\_distance}/e)}\,(N - e) \right\rfloor,
+        e + \left\lfloor \frac{\ln(n/e)}{\ln(D/e)}\,(N - e) \right\rfloor,
 
+    with :math:`N` the buckets per direction (``num_buckets``, halved when ``bidirectional``)
+    and :math:`D` = ``max_distance``,
     capped at :math:`N - 1`, so every distance from ``max_distance`` on shares the last bucket.
     Bidirectional (encoder): keys after the query get the upper half of the buckets. Causal
     (decoder, ``bidirectional=False``): only the past is distinguished; future keys share bucket

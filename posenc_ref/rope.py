@@ -9,15 +9,16 @@ the angle :math:`m\,\omega_i`:
     \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\
                     \sin m\omega_i & \cos m\omega_i \end{pmatrix}
     \begin{pmatrix} u \\ v \end{pmatrix},
-    \qquad \omega_i = \text{base}^{-2i/\text{rotary\_dim}},
+    \qquad \omega_i = \text{base}^{-2i/r},
 
-so that :math:`\langle R(m)q, R(n)k\rangle` depends on :math:`m - n` only.
+with :math:`r` = ``rotary_dim`` (the head width unless partial), so that
+:math:`\langle R(m)q, R(n)k\rangle` depends on :math:`m - n` only.
 
 Pair layouts (which coordinates form pair :math:`i`):
 
 - ``"interleaved"``: :math:`(x_{2i}, x_{2i+1})`. The RoFormer paper, Meta's Llama code (complex
   numbers), torchtune, rotary-embedding-torch, DeepSeek, GLM. The default here.
-- ``"half"``: :math:`(x_i, x_{i+\text{rotary\_dim}/2})`. HF transformers (``rotate_half``),
+- ``"half"``: :math:`(x_i, x_{i+r/2})`. HF transformers (``rotate_half``),
   GPT-NeoX, the YaRN reference code.
 
 The two are the same function up to a permutation of the head dimension
@@ -248,8 +249,8 @@ def apply_rope(
 
     For pair :math:`i` with coordinates :math:`(u, v)` (chosen by ``layout``),
     :math:`u' = u\cos_i - v\sin_i` and :math:`v' = v\cos_i + u\sin_i`. Only the first
-    ``rotary_dim`` coordinates are rotated, with the pairs laid out inside them
-    (``"interleaved"``: :math:`(2i, 2i+1)`; ``"half"``: :math:`(i, i + \text{rotary\_dim}/2)`);
+    :math:`r` = ``rotary_dim`` coordinates are rotated, with the pairs laid out inside them
+    (``"interleaved"``: :math:`(2i, 2i+1)`; ``"half"``: :math:`(i, i + r/2)`);
     the remaining coordinates are copied unchanged, bit for bit.
 
     bfloat16/float16 inputs are rotated in float32 and cast back once; otherwise the rotation
