@@ -24,20 +24,25 @@ tables are ``(..., seq_len, rotary_dim // 2)``.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 
 import torch
 
-from ._checks import check_bool, check_float_dtype, check_int, check_positive_float, check_tensor
+from ._checks import (
+    check_bool,
+    check_float_dtype,
+    check_int,
+    check_inv_freq,
+    check_positions,
+    check_positive_float,
+    check_table_dtype,
+)
 from .device import compute_device
 
 __all__ = ["MROPE_ROWS", "mrope_pair_rows", "mrope_cos_sin", "mrope_positions"]
 
 MROPE_ROWS = ("time", "height", "width")
 """The meaning of the three position rows, in order."""
-
-_HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 def _check_section(mrope_section: object) -> tuple[int, int, int]:
@@ -111,22 +116,13 @@ def mrope_pair_rows(mrope_section: Sequence[int], *, interleaved: bool = False) 
 
 
 def _check_mrope_positions(positions: object) -> torch.Tensor:
-    positions = check_tensor("positions", positions)
-    if positions.dtype == torch.bool or positions.is_complex() or positions.dtype in _HALF_DTYPES:
-        raise TypeError(
-            f"positions must hold integers (or float32/float64), got dtype {positions.dtype}"
-        )
+    positions = check_positions(positions)
     if positions.dim() < 2 or positions.shape[0] != 3:
         raise ValueError(
             "M-RoPE positions must have shape (3, ..., seq_len) (rows: time, height, width), got "
             f"{tuple(positions.shape)}; for text only, repeat the 1-D positions: "
             "positions.expand(3, -1)"
         )
-    if positions.device.type != "meta" and positions.numel():
-        if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
-            raise ValueError("positions must be finite")
-        if bool((positions < 0).any()):
-            raise ValueError(f"positions must be >= 0, got a minimum of {positions.min().item()}")
     return positions
 
 
@@ -185,12 +181,7 @@ def mrope_cos_sin(
     torch.Size([2, 4])
     """
     positions = _check_mrope_positions(positions)
-    inv_freq = check_tensor("inv_freq", inv_freq)
-    if inv_freq.dim() != 1 or not inv_freq.is_floating_point() or inv_freq.dtype in _HALF_DTYPES:
-        raise TypeError(
-            "inv_freq must be a 1-D float32 or float64 tensor of shape (rotary_dim // 2,), got "
-            f"shape {tuple(inv_freq.shape)} and dtype {inv_freq.dtype}"
-        )
+    inv_freq = check_inv_freq(inv_freq)
     rows = mrope_pair_rows(mrope_section, interleaved=interleaved)
     if rows.numel() != inv_freq.numel():
         raise ValueError(
@@ -198,12 +189,7 @@ def mrope_cos_sin(
             f"{inv_freq.numel()} (rotary_dim // 2)"
         )
     attention_factor = check_positive_float("attention_factor", attention_factor)
-    dtype = check_float_dtype("dtype", dtype)
-    if dtype in _HALF_DTYPES:
-        raise TypeError(
-            f"dtype must be torch.float32 or torch.float64 (tables are never half precision), "
-            f"got {dtype}"
-        )
+    dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     where = compute_device(positions.device)
     # (..., seq_len, 3): the three rows side by side, then one column per pair picked by its row.
     per_row = positions.to(where, torch.float64).movedim(0, -1)
@@ -216,12 +202,6 @@ def mrope_cos_sin(
             table = table * attention_factor
         tables.append(table.to(device=positions.device, dtype=dtype))
     return tables[0], tables[1]
-
-
-def _check_count(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return check_int(name, value, minimum=minimum)
 
 
 def mrope_positions(
@@ -268,12 +248,12 @@ def mrope_positions(
             [0, 1, 2, 2, 2, 3, 3, 3, 5],
             [0, 1, 2, 3, 4, 2, 3, 4, 5]])
     """
-    text_before = _check_count("text_before", text_before, 0)
-    text_after = _check_count("text_after", text_after, 0)
-    start = _check_count("start", start, 0)
+    text_before = check_int("text_before", text_before)
+    text_after = check_int("text_after", text_after)
+    start = check_int("start", start)
     if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) != 3:
         raise TypeError(f"grid must be three integers (t, h, w), got {grid!r}")
-    t, h, w = (_check_count(f"grid[{j}]", n, 1) for j, n in enumerate(grid))
+    t, h, w = (check_int(f"grid[{j}]", n, minimum=1) for j, n in enumerate(grid))
     before = torch.arange(start, start + text_before).expand(3, -1)
     s = start + text_before
     frames, rows, cols = torch.meshgrid(

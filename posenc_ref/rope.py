@@ -54,11 +54,15 @@ from ._checks import (
     check_dim,
     check_float_dtype,
     check_int,
+    check_inv_freq,
     check_layout,
+    check_positions,
     check_positive_float,
+    check_table_dtype,
     check_tensor,
+    tracing,
 )
-from ._rotate import HALF_DTYPES, rotate
+from ._rotate import rotate
 from .absolute import inv_freq as _inv_freq
 from .device import compute_device
 from .models import RopeSpec, rope_spec
@@ -77,60 +81,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _values_visible(t: torch.Tensor) -> bool:
-    # Checks of tensor *values* need the data: meta tensors have none, and inside a compiled or
-    # exported graph reading them would break the graph. Shapes and dtypes are checked always.
-    return t.device.type != "meta" and not torch.compiler.is_compiling()
-
-
-def _check_positions(positions: object, *, integer_only: bool = False) -> torch.Tensor:
-    positions = check_tensor("positions", positions)
-    if positions.dtype == torch.bool or positions.is_complex():
-        raise TypeError(f"positions must hold integers or floats, got dtype {positions.dtype}")
-    if positions.dtype in HALF_DTYPES:
-        # bfloat16 has 8 significant bits: 257 rounds to 256, so two tokens share an angle.
-        raise TypeError(
-            f"positions must not be {positions.dtype} (it cannot represent every integer above "
-            "256); use an integer dtype such as torch.long (or float32/float64)"
-        )
-    if integer_only and positions.is_floating_point():
-        raise TypeError(f"positions must have an integer dtype here, got {positions.dtype}")
-    if positions.dim() == 0:
-        raise ValueError("positions must have at least one dimension (..., seq_len), got a scalar")
-    if positions.numel() and _values_visible(positions):
-        if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
-            raise ValueError("positions must be finite")
-        if bool((positions < 0).any()):
-            raise ValueError(f"positions must be >= 0, got a minimum of {positions.min().item()}")
-    return positions
-
-
-def _check_inv_freq(inv_freq: object) -> torch.Tensor:
-    if isinstance(inv_freq, ScaledFrequencies):
-        raise TypeError(
-            "inv_freq must be a tensor; for a ScaledFrequencies `freqs` pass "
-            "freqs.inv_freq, attention_factor=freqs.attention_factor"
-        )
-    inv_freq = check_tensor("inv_freq", inv_freq)
-    if inv_freq.dim() != 1 or inv_freq.numel() == 0 or not inv_freq.is_floating_point():
-        raise ValueError(
-            f"inv_freq must be a non-empty 1-D floating tensor of shape (rotary_dim // 2,), "
-            f"got shape {tuple(inv_freq.shape)} and dtype {inv_freq.dtype}"
-        )
-    if inv_freq.dtype in HALF_DTYPES:
-        # A bfloat16 inv_freq (a model cast with .to(bfloat16)) is off by up to 2**-9 relative, so
-        # angles of fast pairs are off by a radian near position 1000 (GPT-NeoX PR #1016).
-        raise TypeError(
-            f"inv_freq must be float32 or float64, got {inv_freq.dtype}; rebuild it with "
-            "posenc_ref.inv_freq (float64)"
-        )
-    if _values_visible(inv_freq) and (
-        not bool(torch.isfinite(inv_freq).all()) or bool((inv_freq < 0).any())
-    ):
-        raise ValueError("inv_freq must be finite and >= 0")
-    return inv_freq
 
 
 def _check_even_last(x: torch.Tensor, name: str, what: str = "last dimension") -> int:
@@ -207,27 +157,16 @@ def rope_cos_sin(
     >>> cos.shape  # 3 positions, 2 pairs
     torch.Size([3, 2])
     """
-    positions = _check_positions(positions)
-    inv_freq = _check_inv_freq(inv_freq)
+    positions = check_positions(positions)
+    inv_freq = check_inv_freq(inv_freq)
     attention_factor = check_positive_float("attention_factor", attention_factor)
-    dtype = _check_table_dtype("dtype", check_float_dtype("dtype", dtype))
+    dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     where = compute_device(positions.device)
     angles = positions.to(where, torch.float64).unsqueeze(-1) * inv_freq.to(where, torch.float64)
     cos, sin = torch.cos(angles), torch.sin(angles)  # (..., seq_len, rotary_dim / 2)
     if attention_factor != 1.0:
         cos, sin = cos * attention_factor, sin * attention_factor
     return cos.to(positions.device, dtype), sin.to(positions.device, dtype)
-
-
-def _check_table_dtype(name: str, dtype: torch.dtype) -> torch.dtype:
-    if dtype in HALF_DTYPES:
-        raise TypeError(
-            f"{name} must be torch.float32 or torch.float64, got {dtype}: a half-precision table "
-            "rounds cos and sin to 8 or 11 bits (an error of ~1e-3 on every rotation); build it "
-            "with rope_cos_sin(..., dtype=torch.float32) and pass half-precision x as it is (it "
-            "is rotated in float32 and rounded once)"
-        )
-    return dtype
 
 
 # --------------------------------------------------------------------------- rotation
@@ -295,7 +234,7 @@ def apply_rope(
     for name, table in (("cos", cos), ("sin", sin)):
         if not table.is_floating_point():
             raise TypeError(f"{name} must be a floating-point tensor, got dtype {table.dtype}")
-        _check_table_dtype(f"{name}'s dtype", table.dtype)
+        check_table_dtype(f"{name}'s dtype", table.dtype)
         if table.dim() < 2 or table.shape[-1] != pairs:
             raise ValueError(
                 f"{name} must have one value per rotated pair: shape (..., seq_len, {pairs}) for "
@@ -385,8 +324,8 @@ def apply_rope_loop(
         Same shape, dtype and device as ``x``.
     """
     x = check_tensor("x", x)
-    positions = _check_positions(positions)
-    inv_freq = _check_inv_freq(inv_freq)
+    positions = check_positions(positions)
+    inv_freq = check_inv_freq(inv_freq)
     layout = check_layout(layout)
     attention_factor = check_positive_float("attention_factor", attention_factor)
     head_dim = _check_head_dim(x)
@@ -546,7 +485,13 @@ def _resolve_scaling(
     if scaling is None:
         return None, {}, ScaledFrequencies(_inv_freq(rotary_dim, base), 1.0), None
     if isinstance(scaling, ScaledFrequencies):
-        freqs = _check_inv_freq(scaling.inv_freq)
+        freqs = check_inv_freq(scaling.inv_freq)
+        if freqs.device.type == "meta":
+            raise ValueError(
+                "scaling.inv_freq is a meta tensor, but the module keeps its frequencies as "
+                "float64 values on the CPU (a few hundred numbers); compute them on the CPU and "
+                "pass device='meta' for the tables only"
+            )
         if freqs.numel() != rotary_dim // 2:
             raise ValueError(
                 f"scaling.inv_freq must have rotary_dim // 2 = {rotary_dim // 2} entries, "
@@ -582,12 +527,6 @@ def _resolve_scaling(
         freqs = function(rotary_dim, base, seq_len=0, **params)  # validates params now
         return method, params, freqs, params["original_max_len"]
     return method, params, function(rotary_dim, base, **params), None
-
-
-def _tracing() -> bool:
-    # True inside torch.compile and torch.export graphs, where values cannot be read.
-    compiler = torch.compiler
-    return compiler.is_compiling() or getattr(compiler, "is_exporting", lambda: False)()
 
 
 class RotaryEmbedding(nn.Module):
@@ -715,6 +654,15 @@ class RotaryEmbedding(nn.Module):
         """Current table length (positions ``0 .. max_len - 1`` are cached)."""
         return self.cos_cached.shape[0]
 
+    def reset_parameters(self) -> None:
+        """Rebuild the cached table where it lives (float32, current length).
+
+        The table is a cache, not a parameter, but deferred initialisation treats it like one:
+        after ``to_empty(device=...)`` (a module built on ``meta`` and then given real memory)
+        the buffers hold uninitialised memory until this is called, as for any module.
+        """
+        self._build(self.max_len, self.cos_cached.device, torch.float32)
+
     def frequencies(self, seq_len: int = 0) -> ScaledFrequencies:
         """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
 
@@ -760,43 +708,45 @@ class RotaryEmbedding(nn.Module):
         tuple of torch.Tensor
             ``(cos, sin)``, each ``(..., seq_len, rotary_dim // 2)``, on the table's device.
         """
-        positions = _check_positions(positions, integer_only=True)
-        dtype = _check_table_dtype("dtype", check_float_dtype("dtype", dtype))
+        positions = check_positions(positions, integer_only=True)
+        dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
         return self._rows(positions, None, dtype)
 
     def _rows(
         self, positions: torch.Tensor | None, span: tuple[int, int] | None, dtype: torch.dtype
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        # `span` (start, stop) stands for positions start .. stop - 1 and is served by slicing
-        # the table (a view, no gather): the common case without packed sequences.
+        # positions: None for the span (start, stop), served by slicing the table (a view, no
+        # gather: the common case); (..., seq_len); or, for M-RoPE, (3, ..., seq_len).
         device = self.cos_cached.device
+        three_rows = self.mrope_section is not None and positions is not None
+        three_rows = three_rows and positions.dim() > 1
         if positions is not None:
             positions = positions.to(device)
-        if _tracing() or device.type == "meta":
-            # No value can be read: compute the rows in the graph from the positions (on meta
-            # only the shape matters, so the original context's frequencies do).
-            if positions is None:
-                needed, positions = span[1], torch.arange(*span, device=device)
-            elif self._per_call_after is not None and device.type != "meta":
-                raise RuntimeError(
-                    f"scaling method {self.method!r} depends on the largest position's value, "
-                    "which a compiled graph cannot read: pass offset= instead of positions, or "
-                    "run this module eagerly"
-                )
-            else:
-                needed = 0
-            freqs = self.frequencies(needed)
-            return rope_cos_sin(
-                positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=dtype
-            )
+        readable = device.type != "meta" and not tracing()
         if positions is None:
             needed = span[1]
-        else:
+        elif readable:
             needed = int(positions.max().item()) + 1 if positions.numel() else 0
-        if self._per_call(needed):  # the frequencies depend on this call's length: not cached
+        elif self._per_call_after is not None and device.type != "meta":
+            raise RuntimeError(
+                f"scaling method {self.method!r} depends on the largest position's value, which "
+                "a compiled graph cannot read: pass offset= instead of positions, or run this "
+                "module eagerly"
+            )
+        else:
+            needed = 0  # on meta only the shape matters
+        if not readable or self._per_call(needed):
+            # From the pure functions: inside graphs (no cache growth, no value read), and for
+            # length-dependent scaling past the original context (not cacheable).
             if positions is None:
                 positions = torch.arange(*span, device=device)
             freqs = self.frequencies(needed)
+            if three_rows:
+                return mrope_cos_sin(
+                    positions, freqs.inv_freq, self.mrope_section,
+                    interleaved=self.mrope_interleaved,
+                    attention_factor=freqs.attention_factor, dtype=dtype,
+                )  # fmt: skip
             return rope_cos_sin(
                 positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=dtype
             )
@@ -806,43 +756,13 @@ class RotaryEmbedding(nn.Module):
             self._build(self.max_len, device, dtype)  # e.g. after .to(torch.bfloat16)
         if positions is None:
             return self.cos_cached[span[0] : span[1]], self.sin_cached[span[0] : span[1]]
-        return self.cos_cached[positions], self.sin_cached[positions]
-
-    def _mrope_table_rows(
-        self, positions: torch.Tensor, dtype: torch.dtype
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        # positions: (3, ..., seq_len). Pair i reads the 1-D table at its own row's position, so
-        # the cached table serves M-RoPE too (a gather per pair); it equals mrope_cos_sin.
-        device = self.cos_cached.device
-        positions = positions.to(device)
-        section, interleaved = self.mrope_section, self.mrope_interleaved
-        if _tracing() or device.type == "meta":
-            if self._per_call_after is not None and device.type != "meta":
-                raise RuntimeError(
-                    f"scaling method {self.method!r} depends on the largest position's value, "
-                    "which a compiled graph cannot read: run this module eagerly"
-                )
-            freqs = self.frequencies(0)
-            return mrope_cos_sin(
-                positions, freqs.inv_freq, section, interleaved=interleaved,
-                attention_factor=freqs.attention_factor, dtype=dtype,
-            )  # fmt: skip
-        needed = int(positions.max().item()) + 1 if positions.numel() else 0
-        if self._per_call(needed):
-            freqs = self.frequencies(needed)
-            return mrope_cos_sin(
-                positions, freqs.inv_freq, section, interleaved=interleaved,
-                attention_factor=freqs.attention_factor, dtype=dtype,
-            )  # fmt: skip
-        if needed > self.max_len:
-            self._build(max(needed, 2 * self.max_len), device, dtype)
-        elif self.cos_cached.dtype != dtype:
-            self._build(self.max_len, device, dtype)
-        index = positions.movedim(0, -1)[..., self._mrope_rows.to(device)]  # (..., seq_len, pairs)
+        if not three_rows:
+            return self.cos_cached[positions], self.sin_cached[positions]
+        # M-RoPE: pair i reads the table at its own row's position (one gather per table).
+        index = positions.movedim(0, -1)[..., self._mrope_rows.to(device)]  # (..., seq, pairs)
         flat = index.reshape(-1, index.shape[-1])
         cos = self.cos_cached.gather(0, flat).reshape(index.shape)
-        sin = self.sin_cached.gather(0, flat).reshape(index.shape)
-        return cos, sin
+        return cos, self.sin_cached.gather(0, flat).reshape(index.shape)
 
     def forward(
         self,
@@ -882,7 +802,7 @@ class RotaryEmbedding(nn.Module):
         elif offset:
             raise ValueError("give either positions or offset, not both (add the offset yourself)")
         else:
-            positions = _check_positions(positions, integer_only=True)
+            positions = check_positions(positions, integer_only=True)
             if positions.shape[-1] != seq_len:
                 raise ValueError(
                     f"positions' last dimension must be seq_len={seq_len}, "
@@ -896,9 +816,7 @@ class RotaryEmbedding(nn.Module):
                     f"width) or (seq_len,) for text, got {tuple(positions.shape)}; for batched "
                     "text positions p of shape (batch, seq_len) pass p.expand(3, -1, -1)"
                 )
-            cos, sin = self._mrope_table_rows(positions, dtype)
-        else:
-            cos, sin = self._rows(positions, span, dtype)
+        cos, sin = self._rows(positions, span, dtype)
         rotated = []
         for x in (q, k):
             y = apply_rope(

@@ -23,6 +23,7 @@ from posenc_ref import (
     RotaryEmbedding,
     ScaledFrequencies,
     SinusoidalPositionalEncoding,
+    inv_freq,
     sinusoidal,
 )
 
@@ -262,3 +263,21 @@ def test_learned_module_deferred_initialisation():
     assert emb.weight.requires_grad
     assert abs(emb.weight.std().item() - 0.5) < 0.02  # 32768 draws: std within about 1%
     assert abs(emb.weight.mean().item()) < 0.02
+
+
+def test_rotary_module_deferred_initialisation():
+    """The rotary cache after to_empty is uninitialised memory; reset_parameters rebuilds it."""
+    rope = RotaryEmbedding(8, rotary_dim=4, max_len=32, device="meta")
+    rope.to_empty(device="cpu")
+    rope.reset_parameters()
+    direct = RotaryEmbedding(8, rotary_dim=4, max_len=32)
+    torch.testing.assert_close(rope.cos_cached, direct.cos_cached, rtol=0, atol=0)
+    q = torch.randn(1, 2, 5, 8)
+    torch.testing.assert_close(rope(q, q, offset=7), direct(q, q, offset=7), rtol=0, atol=0)
+
+
+def test_rotary_module_refuses_meta_frequencies():
+    """Its frequencies are float64 CPU values: meta ones are refused with the way out."""
+    meta_freqs = ScaledFrequencies(inv_freq(8).to("meta"), 1.0)
+    with pytest.raises(ValueError, match="compute them on the CPU"):
+        RotaryEmbedding(8, scaling=meta_freqs, device="meta")
