@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -40,7 +39,7 @@ from typing import Any
 
 import torch
 
-from ._checks import check_int, check_layout
+from ._checks import check_int, check_layout, check_positive_float
 from .absolute import inv_freq as _inv_freq
 from .rope_scaling import (
     SCALING_METHODS,
@@ -393,15 +392,6 @@ def _as_dict(config: object) -> dict[str, Any]:
     )
 
 
-def _number(name: str, value: object, *, positive: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or (positive and value <= 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return value
-
-
 def _integer(name: str, value: object, minimum: int = 1) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -577,7 +567,7 @@ def _partial(config: dict[str, Any], rope: dict[str, Any], family: _Family) -> f
             )
     if value is None:
         return family.default_partial
-    value = _number("partial_rotary_factor", value)
+    value = check_positive_float("partial_rotary_factor", value)
     if value > 1:
         raise ValueError(f"partial_rotary_factor must be in (0, 1], got {value!r}")
     return value
@@ -681,7 +671,7 @@ def rope_spec(
             f"{sorted(allowed - {'type'})}"
         )
 
-    base = _number("rope_theta", rope["rope_theta"])
+    base = check_positive_float("rope_theta", rope["rope_theta"])
     if base <= 1:
         raise ValueError(f"rope_theta must be > 1, got {base!r}")
     head_dim = _head_dim(config, family, model_type)
@@ -719,9 +709,9 @@ def rope_spec(
 
     factor = None
     if rope_type in ("linear", "dynamic", "llama3"):
-        factor = _number("factor", _required(rope, "factor", rope_type))
+        factor = check_positive_float("factor", _required(rope, "factor", rope_type))
     elif rope_type == "proportional":
-        factor = _number("factor", rope.get("factor", 1.0))
+        factor = check_positive_float("factor", rope.get("factor", 1.0))
     elif rope_type in ("yarn", "longrope"):
         factor = _factor_or_ratio(rope, max_len, original or max_len, rope_type)
     freqs, scaling, softmax_scale, original_len = _frequencies(
@@ -731,7 +721,9 @@ def rope_spec(
         # DeepSeek-V3's attention multiplies its softmax scale by g(s, mscale_all_dim)^2
         # (outside RoPE, so not in the tables).
         s = _factor_or_ratio(rope, max_len, original_len, "yarn")
-        softmax_scale = yarn_mscale(s, _number("mscale_all_dim", rope["mscale_all_dim"])) ** 2
+        softmax_scale = (
+            yarn_mscale(s, check_positive_float("mscale_all_dim", rope["mscale_all_dim"])) ** 2
+        )
 
     section, interleaved = None, False
     if family.mrope is not None:
@@ -778,7 +770,7 @@ def _factor_or_ratio(
 ) -> float:
     factor = rope.get("factor")
     if factor is not None:
-        return _number("factor", factor)
+        return check_positive_float("factor", factor)
     if max_len is None or original is None:
         raise ValueError(
             f"rope_type {rope_type!r} needs factor, or max_position_embeddings and "
@@ -807,10 +799,10 @@ def _frequencies(
     if rope_type == "default":
         return ScaledFrequencies(_inv_freq(rotary_dim, base), 1.0), None, 1.0, original or max_len
     if rope_type == "linear":
-        factor = _number("factor", _required(rope, "factor", rope_type))
+        factor = check_positive_float("factor", _required(rope, "factor", rope_type))
         return linear(rotary_dim, base, factor=factor), None, 1.0, original
     if rope_type == "proportional":
-        factor = _number("factor", rope.get("factor", 1.0))
+        factor = check_positive_float("factor", rope.get("factor", 1.0))
         angles = int(partial * head_dim // 2)  # pairs that rotate, as HF counts them
         omega = torch.zeros(head_dim // 2, dtype=torch.float64)
         omega[:angles] = _inv_freq(head_dim, base)[:angles]
@@ -818,7 +810,7 @@ def _frequencies(
             raise ValueError(f"factor must be >= 1, got {factor!r}")
         return ScaledFrequencies(omega / factor, 1.0), None, 1.0, original
     if rope_type == "dynamic":
-        factor = _number("factor", _required(rope, "factor", rope_type))
+        factor = check_positive_float("factor", _required(rope, "factor", rope_type))
         if max_len is None:
             raise ValueError("rope_type 'dynamic' needs max_position_embeddings (its L)")
         scaling = {"method": "dynamic_ntk", "factor": factor, "original_max_len": max_len}
@@ -836,11 +828,11 @@ def _frequencies(
         freqs = llama3(
             rotary_dim,
             base,
-            factor=_number("factor", _required(rope, "factor", rope_type)),
-            low_freq_factor=_number(
+            factor=check_positive_float("factor", _required(rope, "factor", rope_type)),
+            low_freq_factor=check_positive_float(
                 "low_freq_factor", _required(rope, "low_freq_factor", rope_type)
             ),
-            high_freq_factor=_number(
+            high_freq_factor=check_positive_float(
                 "high_freq_factor", _required(rope, "high_freq_factor", rope_type)
             ),
             original_max_len=original,
@@ -858,8 +850,8 @@ def _frequencies(
         attention = rope.get("attention_factor")
         mscale, mscale_all = rope.get("mscale"), rope.get("mscale_all_dim")
         if attention is None and mscale and mscale_all:
-            attention = yarn_mscale(factor, _number("mscale", mscale)) / yarn_mscale(
-                factor, _number("mscale_all_dim", mscale_all)
+            attention = yarn_mscale(factor, check_positive_float("mscale", mscale)) / yarn_mscale(
+                factor, check_positive_float("mscale_all_dim", mscale_all)
             )
         truncate = rope.get("truncate", True)
         if not isinstance(truncate, bool):
@@ -870,10 +862,12 @@ def _frequencies(
             factor=factor,
             original_max_len=original,
             # HF: a missing or zero beta means the paper's value
-            beta_fast=_number("beta_fast", rope.get("beta_fast") or 32.0),
-            beta_slow=_number("beta_slow", rope.get("beta_slow") or 1.0),
+            beta_fast=check_positive_float("beta_fast", rope.get("beta_fast") or 32.0),
+            beta_slow=check_positive_float("beta_slow", rope.get("beta_slow") or 1.0),
             truncate=truncate,
-            attention_factor=None if attention is None else _number("attention_factor", attention),
+            attention_factor=None
+            if attention is None
+            else check_positive_float("attention_factor", attention),
         )
         return freqs, None, 1.0, original
     # longrope
@@ -887,7 +881,9 @@ def _frequencies(
         "factor": _factor_or_ratio(rope, max_len, original, rope_type),
     }
     if rope.get("attention_factor") is not None:
-        scaling["attention_factor"] = _number("attention_factor", rope["attention_factor"])
+        scaling["attention_factor"] = check_positive_float(
+            "attention_factor", rope["attention_factor"]
+        )
     params = {k: v for k, v in scaling.items() if k != "method"}
     return longrope(rotary_dim, base, seq_len=0, **params), scaling, 1.0, original
 
@@ -900,7 +896,7 @@ def _factor_list(name: str, values: object, rotary_dim: int) -> list[float]:
             f"{name} has {len(values)} entries but the rotary part has rotary_dim // 2 = "
             f"{rotary_dim // 2} pairs"
         )
-    return [_number(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    return [check_positive_float(f"{name}[{i}]", v) for i, v in enumerate(values)]
 
 
 # --------------------------------------------------------------------------- released configs
