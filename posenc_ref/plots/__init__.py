@@ -14,13 +14,14 @@ The modules follow the pages:
 - ``plots.precision``: float32 against float64 angles (``precision.md``).
 - ``plots.check``: a RoPE's error per position, a model's wavelengths (``check.md``, and
   ``python -m posenc_ref inspect --plot``).
+- ``plots.models``: per-pair wavelengths of released models (``models.md``).
 
 Every function is also importable from here (``from posenc_ref.plots import heatmap``). The
 visual tour (``tour.md``) reuses the figures of the first two. The benchmark figures are not
 part of the package: they live beside the benchmarks, in ``benchmarks/figures.py``.
 
-``import posenc_ref`` does not import this package, and this package imports neither matplotlib
-nor numpy until a figure is drawn: each function imports what it needs.
+``import posenc_ref`` does not import this package, and this package does not import
+matplotlib (nor scikit-learn) until a figure is drawn: each function imports what it needs.
 """
 
 from ._registry import SITE_FIGURES, render_svg, site_figure
@@ -41,6 +42,9 @@ from .check import (
     hf_rope_error,
     rope_error_plot,
     spec_wavelengths,
+)
+from .models import (
+    zoo_wavelengths,
 )
 from .precision import (
     angle_precision,
@@ -119,4 +123,5 @@ __all__ = [
     "rope_error_plot",
     "hf_rope_error",
     "spec_wavelengths",
+    "zoo_wavelengths",
 ]
