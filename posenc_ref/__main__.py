@@ -193,16 +193,19 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     wavelength = 2 * math.pi / omega
     context = original or spec.max_len
     lines.append(
-        f"frequencies: {pairs} pairs, fastest {_number(float(omega.max()))} rad/position "
-        f"(wavelength {_number(float(wavelength.min()))}), slowest "
-        f"{_number(float(omega.min()))} (wavelength {_number(float(wavelength.max()))})"
+        f"pairs:      {pairs}, the fastest turning {_number(float(omega.max()))} rad per position "
+        f"(wavelength {_number(float(wavelength.min()))}),"
+    )
+    lines.append(
+        f"            the slowest {_number(float(omega.min()))} (wavelength "
+        f"{_number(float(wavelength.max()))})"
     )
     if context:
         turns = context / wavelength
         full = int((turns >= 1).sum())
         lines.append(
-            f"            {full} of {pairs} pairs turn at least once within the first {context} "
-            f"positions; the slowest turns {_number(float(turns.min()))} times"
+            f"            {full} of {pairs} turn at least once within {context} positions; the "
+            f"slowest turns {_number(float(turns.min()))} times"
         )
     scaled = not torch.allclose(omega, plain, rtol=1e-12, atol=0)
     long_note = None
@@ -215,14 +218,14 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
                 f"slowest {_number(float(later.inv_freq.min()))}, attention factor "
                 f"{_number(float(later.attention_factor))})"
             )
-    header = f"{'pair':>5} {'inv_freq':>11} {'wavelength':>11}"
+    header = f"{'pair':>5} {'inv_freq':>12} {'wavelength':>12}"
     if context:
         header += f" {'turns in ' + str(context):>16}"
     if scaled:
         header += f" {'vs base^(-2i/d)':>16}"
     lines += ["", header]
     for i in _rows(pairs, all_pairs):
-        row = f"{i:>5} {_number(float(omega[i])):>11} {_number(float(wavelength[i])):>11}"
+        row = f"{i:>5} {_number(float(omega[i])):>12} {_number(float(wavelength[i])):>12}"
         if context:
             row += f" {_number(context / float(wavelength[i])):>16}"
         if scaled:

@@ -153,3 +153,37 @@ def hf_rope(head_dim: int, base: float, max_position_embeddings: int = 4096, **r
         return apply_rotary_pos_emb(q, k, cos, sin)
 
     return fn
+
+
+def hf_family_rope(config: dict):
+    """HF transformers' rotation for a released config, through the family's own classes.
+
+    ``config`` is a config.json dict; the family's ``*RotaryEmbedding`` builds cos/sin and its
+    ``apply_rotary_pos_emb`` rotates. Phi, StableLM and Phi-3 split off the rotary part in their
+    attention module, not in ``apply_rotary_pos_emb``: the split is done here as they do it.
+    """
+    import importlib
+
+    from transformers import AutoConfig
+
+    model_type = config["model_type"]
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    rotary_class = next(
+        getattr(module, name) for name in dir(module) if name.endswith("RotaryEmbedding")
+    )
+    rotary = rotary_class(AutoConfig.for_model(**config))
+    apply = module.apply_rotary_pos_emb
+    splits_in_attention = model_type in ("phi", "stablelm", "phi3")
+
+    def fn(q, k, positions):
+        cos, sin = rotary(q, positions[None])
+        width = cos.shape[-1]
+        if splits_in_attention and width < q.shape[-1]:
+            q_rot, k_rot = apply(q[..., :width], k[..., :width], cos, sin)
+            return (
+                torch.cat([q_rot, q[..., width:]], dim=-1),
+                torch.cat([k_rot, k[..., width:]], dim=-1),
+            )
+        return apply(q, k, cos, sin)
+
+    return fn

@@ -12,10 +12,11 @@ import torch
 from hypothesis import given, settings
 
 from posenc_ref import RotaryEmbedding
+from posenc_ref.models import released_configs
 from posenc_ref.rope_scaling import ScaledFrequencies, llama3, yarn
 from posenc_ref.testing import assert_rope_equal, rope_error
 from posenc_ref.testing.strategies import rope_kwargs
-from tests.rope_implementations import hf_rope, meta_style, user_rope
+from tests.rope_implementations import hf_family_rope, hf_rope, meta_style, user_rope
 
 BF16, F16 = torch.bfloat16, torch.float16
 
@@ -142,6 +143,52 @@ def test_hf_transformers_partial_rotary_passes():
     pytest.importorskip("transformers")
     fn = hf_rope(64, 10000.0, partial_rotary_factor=0.25)
     assert_rope_equal(fn, RotaryEmbedding(64, rotary_dim=16, layout="half"))
+
+
+RELEASED = {entry["name"]: entry["config"] for entry in released_configs()}
+# Families whose HF rotation takes 1-D positions (M-RoPE, Gemma's per-layer dict and DeepSeek's
+# MLA attention are checked separately below).
+HF_FAMILIES = [
+    "Llama 3.1",
+    "Qwen2.5 (YaRN)",
+    "GPT-NeoX / Pythia",
+    "Phi-2",
+    "GLM-4",
+    "Phi-3.5-mini (LongRoPE)",
+    "Phi-4-mini (LongRoPE, partial)",
+    "gpt-oss (YaRN, truncate false)",
+]
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name", HF_FAMILIES)
+def test_hf_rotation_of_released_models_passes_against_from_hf_config(name):
+    """Each family's own HF code (partial rotary, GLM's interleaved pairs, LongRoPE's switch)."""
+    pytest.importorskip("transformers")
+    config = RELEASED[name]
+    assert_rope_equal(hf_family_rope(config), RotaryEmbedding.from_hf_config(config))
+
+
+def test_deepseek_output_order_is_followed_and_diagnosed():
+    """DeepSeek-V3 writes its interleaved pairs back in half order; forgetting that is named."""
+    reference = RotaryEmbedding.from_hf_config(RELEASED["DeepSeek-V3 (YaRN, mscale)"])
+    assert_rope_equal(RotaryEmbedding.from_hf_config(RELEASED["DeepSeek-V3 (YaRN, mscale)"]),
+                      reference)  # fmt: skip
+    freqs = reference.frequencies(0)
+    same_order = RotaryEmbedding(reference.head_dim, layout="interleaved", scaling=freqs)
+    message = failure(same_order, reference)
+    assert diagnosis(message) == ["results written back in the other order"]
+
+
+def test_mrope_reference_is_checked_on_its_text_path():
+    """With one position row, M-RoPE is plain RoPE: the same frequencies, no sections."""
+    reference = RotaryEmbedding.from_hf_config(RELEASED["Qwen2-VL (M-RoPE)"])
+    text_only = RotaryEmbedding(
+        reference.head_dim,
+        layout=reference.layout,
+        scaling=ScaledFrequencies(reference.inv_freq, reference.attention_factor),
+    )
+    assert_rope_equal(text_only, reference)
 
 
 @settings(max_examples=8)

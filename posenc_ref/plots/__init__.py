@@ -40,6 +40,7 @@ from .absolute import (
 from .check import (
     error_positions,
     hf_rope_error,
+    llama31_wavelengths,
     rope_error_plot,
     spec_wavelengths,
 )
@@ -123,5 +124,6 @@ __all__ = [
     "rope_error_plot",
     "hf_rope_error",
     "spec_wavelengths",
+    "llama31_wavelengths",
     "zoo_wavelengths",
 ]

@@ -23,6 +23,7 @@ __all__ = [
     "rope_error_plot",
     "hf_rope_error",
     "spec_wavelengths",
+    "llama31_wavelengths",
 ]
 
 
@@ -197,3 +198,20 @@ def spec_wavelengths(spec: object) -> Figure:
     ax.legend(fontsize=8.5)
     fig.tight_layout()
     return fig
+
+
+def llama31_wavelengths() -> Figure:
+    """:func:`spec_wavelengths` for Llama 3.1's released config (what ``inspect --plot`` draws).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..models import released_config, rope_spec
+
+    return spec_wavelengths(rope_spec(released_config("Llama 3.1")))
+
+
+@site_figure("check_inspect_llama31.svg")
+def _site_llama31_wavelengths() -> Figure:
+    return llama31_wavelengths()

@@ -202,6 +202,9 @@ def _original_context(reference: RotaryEmbedding) -> int | None:
     params = getattr(reference, "scaling_params", None) or {}
     if isinstance(params.get("original_max_len"), int):
         return params["original_max_len"]
+    spec = getattr(reference, "spec", None)  # from_hf_config keeps the config's spec
+    if spec is not None and getattr(spec, "original_max_len", None):
+        return int(spec.original_max_len)
     for name in ("original_max_len", "original_max_position_embeddings"):
         value = getattr(reference, name, None)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -612,6 +615,8 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
     method = getattr(reference, "method", None)
     if method is not None:
         plain = _fixed(ScaledFrequencies(_inv_freq(r, base), 1.0))
+        if method == "static" and getattr(reference, "spec", None) is not None:
+            method = reference.spec.rope_type  # from_hf_config: the config's name for it
         add(
             "scaling_missing",
             "the scaling method not applied",
@@ -865,7 +870,10 @@ def _describe_reference(reference: RotaryEmbedding) -> str:
         parts.append(f"rotary_dim={reference.rotary_dim}")
     parts += [f"base={reference.base:.10g}", f"layout={reference.layout!r}"]
     method = getattr(reference, "method", None)
-    if method == "static":
+    spec = getattr(reference, "spec", None)
+    if spec is not None and getattr(spec, "rope_type", "default") != "default":
+        parts.append(f"rope_type={spec.rope_type!r} from its config")
+    elif method == "static":
         parts.append("scaling=ScaledFrequencies(...)")
     elif method is not None:
         params = ", ".join(
