@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
         else f"the first {rotary_dim} rotated, the last {head_dim - rotary_dim} passed through "
         f"(partial rotary, factor {rotary_dim / head_dim:g})"
     )
-    lines.append(f"widths:     head_dim {head_dim}, rotary_dim {rotary_dim}: {partial}")
+    lines.append(_wrap(f"widths:     head_dim {head_dim}, rotary_dim {rotary_dim}: {partial}"))
     if layout == "interleaved":
         pairing = "pairs (2i, 2i+1), interleaved (Meta's Llama, GLM, torchtune)"
     else:
@@ -163,18 +164,22 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     output_layout = getattr(spec, "output_layout", layout)
     if output_layout not in (None, layout):
         pairing += f"; results written back in {output_layout} order"
-    lines.append(f"layout:     {pairing}")
+    lines.append(_wrap(f"layout:     {pairing}"))
     original = spec.original_max_len
     lines.append(
-        "context:    original "
-        + (f"{original}" if original else "not stated")
-        + f", max_position_embeddings {spec.max_len}"
-        + (f", factor {spec.factor:g}" if getattr(spec, "factor", None) else "")
+        _wrap(
+            "context:    original "
+            + (f"{original}" if original else "not stated")
+            + f", max_position_embeddings {spec.max_len}"
+            + (f", factor {spec.factor:g}" if getattr(spec, "factor", None) else "")
+        )
     )
     a = float(spec.attention_factor)
     lines.append(
-        f"attention:  factor {_number(a)} multiplied into cos and sin"
-        + (f" (logits scale by a^2 = {_number(a * a)})" if a != 1.0 else " (none)")
+        _wrap(
+            f"attention:  factor {_number(a)} multiplied into cos and sin"
+            + (f" (logits scale by a^2 = {_number(a * a)})" if a != 1.0 else " (none)")
+        )
     )
     softmax = float(getattr(spec, "softmax_scale_factor", 1.0))
     if softmax != 1.0:
@@ -192,21 +197,18 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     plain = plain_inv_freq(rotary_dim, spec.base)
     wavelength = 2 * math.pi / omega
     context = original or spec.max_len
-    lines.append(
-        f"pairs:      {pairs}, the fastest turning {_number(float(omega.max()))} rad per position "
-        f"(wavelength {_number(float(wavelength.min()))}),"
-    )
-    lines.append(
-        f"            the slowest {_number(float(omega.min()))} (wavelength "
-        f"{_number(float(wavelength.max()))})"
+    summary = (
+        f"{pairs}, the fastest turning {_number(float(omega.max()))} rad per position "
+        f"(wavelength {_number(float(wavelength.min()))}), the slowest "
+        f"{_number(float(omega.min()))} (wavelength {_number(float(wavelength.max()))})."
     )
     if context:
         turns = context / wavelength
-        full = int((turns >= 1).sum())
-        lines.append(
-            f"            {full} of {pairs} turn at least once within {context} positions; the "
-            f"slowest turns {_number(float(turns.min()))} times"
+        summary += (
+            f" {int((turns >= 1).sum())} of {pairs} turn at least once within {context} "
+            f"positions; the slowest turns {_number(float(turns.min()))} times."
         )
+    lines.append(_wrap("pairs:      " + summary))
     scaled = not torch.allclose(omega, plain, rtol=1e-12, atol=0)
     long_note = None
     if context:
@@ -234,8 +236,13 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     if not all_pairs and pairs > 16:
         lines.append(f"({len(_rows(pairs, False))} of {pairs} pairs shown; --all-pairs lists all)")
     if long_note:
-        lines += ["", long_note]
+        lines += ["", _wrap(long_note, indent=0)]
     return "\n".join(lines)
+
+
+def _wrap(text: str, indent: int = 12) -> str:
+    # 80 columns: a terminal, and the width of a code block on the site
+    return textwrap.fill(text, 80, subsequent_indent=" " * indent, break_on_hyphens=False)
 
 
 def _plot(spec: object, path: str) -> None:
