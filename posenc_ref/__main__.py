@@ -241,8 +241,8 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
 
 
 def _wrap(text: str, indent: int = 12) -> str:
-    # 80 columns: a terminal, and the width of a code block on the site
-    return textwrap.fill(text, 80, subsequent_indent=" " * indent, break_on_hyphens=False)
+    # 76 columns: fits a terminal, and an output block on the site
+    return textwrap.fill(text, 76, subsequent_indent=" " * indent, break_on_hyphens=False)
 
 
 def _plot(spec: object, path: str) -> None:

@@ -63,7 +63,7 @@ def test_inspect_prints_the_specs_widths_layout_and_factors(tmp_path, capsys):
     assert status == 0 and err == ""
     spec = models.rope_spec(LLAMA31)
     assert f"rope_type '{spec.rope_type}', base {spec.base:.10g}" in out
-    words = " ".join(out.split())  # lines are wrapped at 80 columns
+    words = " ".join(out.split())  # lines are wrapped at 76 columns
     assert f"head_dim {spec.head_dim}, rotary_dim {spec.rotary_dim}: all of them rotated" in words
     assert f"pairs (i, i + {spec.rotary_dim // 2}), half" in words
     assert f"original {spec.original_max_len}, max_position_embeddings {spec.max_len}" in words
@@ -85,7 +85,7 @@ def test_inspect_per_pair_rows_are_the_specs_numbers(tmp_path, capsys):
 
 def test_inspect_partial_rotary(tmp_path, capsys):
     _, out, _ = run(capsys, "inspect", write(tmp_path, PHI2))
-    words = " ".join(out.split())  # lines are wrapped at 80 columns
+    words = " ".join(out.split())  # lines are wrapped at 76 columns
     assert "head_dim 80, rotary_dim 32: the first 32 rotated, the last 48 passed through" in words
     assert "16 of 16" not in out  # the default table shows every pair when there are <= 16
 
@@ -143,9 +143,9 @@ def test_no_command_prints_help(capsys):
     assert status == 2 and "inspect" in out
 
 
-def test_lines_fit_80_columns(tmp_path, capsys):
+def test_lines_fit_76_columns(tmp_path, capsys):
     _, out, _ = run(capsys, "inspect", write(tmp_path, LLAMA31), "--all-pairs")
-    assert max(len(line) for line in out.splitlines()) <= 80
+    assert max(len(line) for line in out.splitlines()) <= 76
 
 
 def test_describe_is_what_inspect_prints(tmp_path, capsys):

@@ -174,3 +174,30 @@ def test_testing_works_without_hypothesis_except_the_strategies():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert "pip install 'posenc-ref[testing]'" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "module_name",
+    [
+        "posenc_ref.testing._rope",
+        "posenc_ref.testing._absolute",
+        "posenc_ref.testing._relative",
+        "posenc_ref.testing._properties",
+        "posenc_ref.testing.strategies",
+        "posenc_ref.__main__",
+    ],
+)
+def test_docstring_examples_run(module_name):
+    """The kit's >>> examples, shown on the API page, run as doctests.
+
+    The site's doctest test covers only the top-level modules of posenc_ref.
+    """
+    import doctest
+    import importlib
+
+    module = importlib.import_module(module_name)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    failures = []
+    for test in doctest.DocTestFinder().find(module, module_name):
+        runner.run(test, out=failures.append)
+    assert runner.failures == 0, "".join(failures)
