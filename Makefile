@@ -19,9 +19,12 @@ build: $(STAMP) $(MATHJAX)
 test: $(STAMP) $(MATHJAX) lint
 	$(BIN)/python -m pytest
 
+# actionlint checks every workflow in .github/workflows/ (and their run: scripts with shellcheck
+# when it is installed), so a broken workflow fails here before it fails on GitHub.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check posenc_ref tests hooks benchmarks scripts
+	$(BIN)/actionlint
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run

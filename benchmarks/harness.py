@@ -16,7 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 
 import torch
@@ -213,7 +213,7 @@ def machine_info() -> dict:
         "python": sys.version.split()[0],
         "load_average_1_5_15": [round(x, 2) for x in load] if load else None,
         "transparent_hugepage": _transparent_hugepage(),
-        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
 

@@ -1,19 +1,27 @@
-"""Render every registered site figure to ``figures/<name>`` at build time.
+"""Render every registered figure to ``figures/<name>`` at build time, from two registries.
 
-Figures are drawn by the package itself: a function in ``posenc_ref/plots.py`` decorated with
-``@site_figure("name.svg")`` becomes ``figures/name.svg`` in the built site, and a page shows it
-with ``![...](figures/name.svg)``. The SVGs are added as generated files, so nothing is written
-into ``docs/`` (``mkdocs serve`` would otherwise rebuild in a loop) and nothing is committed.
-MkDocs' link validation sees them like any other file, so a page that refers to an unregistered
-figure fails the strict build.
+The registries:
+
+- ``posenc_ref.plots.SITE_FIGURES``: a function in ``posenc_ref/plots/`` decorated with
+  ``@site_figure("name.svg")`` becomes ``figures/name.svg``;
+- ``benchmarks.figures.site_figures(results)``: the benchmark page's figures, drawn from the
+  committed ``benchmarks/results.json`` (measurements, not computations, so they live beside the
+  benchmarks rather than in the package).
+
+A page shows a figure with ``![...](figures/name.svg)``. The SVGs are added as generated files, so
+nothing is written into ``docs/`` (``mkdocs serve`` would otherwise rebuild in a loop) and nothing
+is committed. MkDocs' link validation sees them like any other file, so a page that refers to an
+unregistered figure fails the strict build.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import sys
 import time
+from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
@@ -23,18 +31,46 @@ log = logging.getLogger("mkdocs.hooks.figures")
 FOLDER = "figures"
 
 
-def _fresh_plots():
+def _fresh(module: str, *packages: str):
     # `mkdocs serve` keeps sys.modules between rebuilds: without this, edits to the package would
     # leave the figures stale (and @site_figure would see the same names registered twice).
-    for name in [m for m in sys.modules if m == "posenc_ref" or m.startswith("posenc_ref.")]:
+    for name in [m for m in sys.modules if m in packages or m.startswith(packages)]:
         del sys.modules[name]
-    return importlib.import_module("posenc_ref.plots")
+    return importlib.import_module(module)
+
+
+def _root(config) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def _benchmark_figures(config) -> dict:
+    root = str(_root(config))
+    if root not in sys.path:  # benchmarks/ is a folder at the root, not an installed package
+        sys.path.insert(0, root)
+    figures = _fresh("benchmarks.figures", "benchmarks", "benchmarks.")
+    path = _root(config) / "benchmarks" / "results.json"
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PluginError(
+            f"{path} is missing or unreadable ({exc}); run `python -m benchmarks.run`"
+        ) from exc
+    return figures.site_figures(results)
+
+
+def _describe(make) -> str:
+    return f"{getattr(make, '__module__', '?')}.{getattr(make, '__qualname__', repr(make))}"
 
 
 def on_files(files, config):
-    plots = _fresh_plots()
+    plots = _fresh("posenc_ref.plots", "posenc_ref", "posenc_ref.")
     start = time.perf_counter()
-    for name, make in plots.SITE_FIGURES.items():
+    figures = dict(plots.SITE_FIGURES)
+    for name, make in _benchmark_figures(config).items():
+        if name in figures:
+            raise PluginError(f"figure {name!r} is registered by the package and the benchmarks")
+        figures[name] = make
+    for name, make in figures.items():
         uri = f"{FOLDER}/{name}"
         if files.get_file_from_path(uri) is not None:
             # A committed copy would silently shadow (or be shadowed by) the generated one.
@@ -42,13 +78,13 @@ def on_files(files, config):
         try:
             svg = plots.render_svg(make)
         except Exception as exc:
-            raise PluginError(
-                f"figure {name!r} ({make.__module__}.{make.__qualname__}) failed: {exc!r}"
-            ) from exc
+            raise PluginError(f"figure {name!r} ({_describe(make)}) failed: {exc!r}") from exc
         files.append(File.generated(config, uri, content=svg))
     log.info(
-        "figures: %d SVG rendered in %.1f s",
-        len(plots.SITE_FIGURES),
+        "figures: %d SVG rendered in %.1f s (%d from posenc_ref.plots, %d from benchmarks)",
+        len(figures),
         time.perf_counter() - start,
+        len(plots.SITE_FIGURES),
+        len(figures) - len(plots.SITE_FIGURES),
     )
     return files

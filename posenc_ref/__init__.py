@@ -41,6 +41,8 @@ from .rope import (
 )
 from .rope_scaling import ScaledFrequencies
 
+# The one place the version is written: pyproject.toml reads it from here at build time
+# ([tool.setuptools.dynamic]); CITATION.cff and CHANGELOG.md repeat it, checked by a test.
 __version__ = "0.1.0"
 
 __all__ = [

@@ -130,4 +130,16 @@ def test_roles_resolve_against_the_package():
 def test_api_page_lists_public_modules():
     modules = _hook("api_page").public_modules(ROOT)
     assert modules[:3] == ["device", "absolute", "relative"]
-    assert not any(m.startswith("_") for m in modules)
+    assert not any(part.startswith("_") for m in modules for part in m.split("."))
+    # The figure package follows the core modules, then its modules in the site's reading order.
+    plots = modules.index("plots")
+    assert modules[plots + 1 : plots + 3] == ["plots.absolute", "plots.properties"]
+    assert all(m.startswith("plots.") for m in modules[plots + 1 :] if "." in m)
+
+
+def test_api_page_shows_plots_registry_once():
+    """The plots section lists only the registry; the figure functions appear in their modules."""
+    blocks = _hook("api_page").blocks(ROOT)
+    (package,) = [b for b in blocks if b.startswith("::: posenc_ref.plots\n")]
+    assert "members: [SITE_FIGURES, site_figure, render_svg]" in package
+    assert "::: posenc_ref.plots.absolute\n    options:\n      heading_level: 3" in blocks

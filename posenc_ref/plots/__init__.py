@@ -1,0 +1,110 @@
+"""Figure functions for the site and the notebooks, one module per page family.
+
+Every figure on the site is drawn by a function here, at build time. A function decorated with
+:func:`site_figure` is rendered by the site's figure hook to ``figures/<name>.svg``; the same
+functions take parameters so that the notebooks can redraw them for another base or width.
+
+The modules follow the pages:
+
+- ``plots.absolute``: the sinusoidal table, its frequencies and columns (``absolute.md``, home).
+- ``plots.properties``: distances, dot products, uniqueness, wavelengths (``properties.md``).
+- ``plots.relative``: T5 buckets, Shaw clipping, ALiBi biases (``relative.md``).
+- ``plots.rope``: the rotation of a pair, the long-term decay (``rope.md``).
+- ``plots.rope_scaling``: wavelengths under each context-extension method (``rope_scaling.md``).
+- ``plots.precision``: float32 against float64 angles (``precision.md``).
+
+Every function is also importable from here (``from posenc_ref.plots import heatmap``). The
+visual tour (``tour.md``) reuses the figures of the first two. The benchmark figures are not
+part of the package: they live beside the benchmarks, in ``benchmarks/figures.py``.
+
+``import posenc_ref`` does not import this package, and this package imports neither matplotlib
+nor numpy until a figure is drawn: each function imports what it needs.
+"""
+
+from ._registry import SITE_FIGURES, render_svg, site_figure
+from .absolute import (
+    frequency_curve,
+    heatmap,
+    heatmap_10x4_base100,
+    heatmap_128x8,
+    heatmap_1000x512,
+    inv_freq_512,
+    pipeline,
+    pipeline_diagram,
+    waves,
+    waves_default,
+)
+from .precision import (
+    angle_precision,
+    angle_precision_data,
+)
+from .properties import (
+    binary_vs_sinusoidal,
+    binary_vs_sinusoidal_default,
+    distance_matrix,
+    distance_matrix_default,
+    dot_product_offset_default,
+    dot_product_vs_offset,
+    min_distance,
+    min_distance_default,
+    neighbour_distance,
+    neighbour_distance_default,
+    projection,
+    projection_d8,
+    wavelength_curve,
+    wavelengths_512,
+)
+from .relative import (
+    alibi_bias_default,
+    alibi_heads,
+    t5_buckets,
+    t5_buckets_default,
+)
+from .rope import (
+    rope_decay,
+    rope_decay_bound,
+    rope_rotation,
+)
+from .rope_scaling import (
+    context_extension,
+)
+
+__all__ = [
+    "SITE_FIGURES",
+    "site_figure",
+    "render_svg",
+    "heatmap",
+    "heatmap_128x8",
+    "heatmap_10x4_base100",
+    "heatmap_1000x512",
+    "pipeline_diagram",
+    "pipeline",
+    "frequency_curve",
+    "inv_freq_512",
+    "waves",
+    "waves_default",
+    "binary_vs_sinusoidal",
+    "binary_vs_sinusoidal_default",
+    "distance_matrix",
+    "distance_matrix_default",
+    "dot_product_vs_offset",
+    "dot_product_offset_default",
+    "neighbour_distance",
+    "neighbour_distance_default",
+    "min_distance",
+    "min_distance_default",
+    "projection",
+    "projection_d8",
+    "wavelength_curve",
+    "wavelengths_512",
+    "t5_buckets",
+    "t5_buckets_default",
+    "alibi_heads",
+    "alibi_bias_default",
+    "rope_rotation",
+    "rope_decay_bound",
+    "rope_decay",
+    "context_extension",
+    "angle_precision_data",
+    "angle_precision",
+]
