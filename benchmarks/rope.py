@@ -35,13 +35,14 @@ import os
 import resource
 import subprocess
 import sys
+import time
 
 import torch
 
 from posenc_ref import inv_freq
 
 from .baselines import complex_rope, complex_rope_table
-from .harness import _sig, paired_ratio, time_interleaved
+from .harness import _sig, cpu_clock, paired_ratio, time_interleaved
 from .peers import (
     flash_attn_rotary,
     hf_apply_rotary_pos_emb,
@@ -93,8 +94,6 @@ def _compiled_variant(function, args: tuple, kwargs: dict) -> tuple:
         ``{"kernels": generated kernels, "vectorized": whether a CPU kernel uses SIMD vectors
         (None on a GPU), "compile_s": seconds}`` or ``{"error": ...}``.
     """
-    import time
-
     from torch._inductor.utils import run_and_get_code
 
     compiled = torch.compile(function, fullgraph=True)
@@ -119,8 +118,9 @@ def _variants(shape, dtype, device):
     Returns
     -------
     tuple
-        ``(calls, checks, compiled)``: name -> no-argument call; name -> relative difference from
-        ``apply_rope`` in the matching layout; compiled variant name -> evidence.
+        ``(calls, checks, compiled, failed)``: name -> no-argument call; name -> relative
+        difference from ``apply_rope`` in the matching layout; compiled variant name ->
+        evidence; name -> why a peer that failed its first call was left out.
     """
     rope = _rope_module()
     batch, heads, seq_len, head_dim = shape
@@ -206,7 +206,7 @@ def _variants(shape, dtype, device):
                 )
                 as_bhsd[name] = lambda result: tuple(t.transpose(1, 2) for t in result)
                 layouts[name] = layout
-    checks = {}
+    checks, failed = {}, {}
     for name, call in list(calls.items()):
         if name in FLOORS:
             continue
@@ -217,7 +217,7 @@ def _variants(shape, dtype, device):
             got = as_bhsd.get(name, lambda result: result)(call())
         except Exception as exc:  # noqa: BLE001 (a peer that fails here is left out, with why)
             del calls[name]
-            checks[name] = f"failed: {type(exc).__name__}: {str(exc)[:200]}"
+            failed[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
             continue
         want = references[layout]
         scale = max(float(w.float().abs().max()) for w in want)
@@ -225,7 +225,7 @@ def _variants(shape, dtype, device):
             float((g.float() - w.float()).abs().max()) for g, w in zip(got, want, strict=True)
         )
         checks[name] = diff / scale
-    return calls, checks, compiled
+    return calls, checks, compiled, failed
 
 
 def _profile(calls: dict, names: list[str], calls_per_name: int = 3) -> dict:
@@ -275,10 +275,69 @@ def _profile(calls: dict, names: list[str], calls_per_name: int = 3) -> dict:
     return found
 
 
+def pass_costs(repeats: int = 15) -> dict:
+    """The cost of one operator pass over a cache-resident block, in copies from memory.
+
+    A roofline for the eager kernels: each operator the CPU path runs on a block of
+    ``posenc_ref._rotate.BLOCK_ELEMENTS`` elements of x (shaped like the first benchmark shape's
+    block: all heads, a few positions), timed on the same block over and over so that it stays
+    in the cache, per element; divided by the per-element time of copying all of x
+    (64 MiB, from memory), in the same interleaved rounds.
+
+    Returns
+    -------
+    dict
+        ``{"block_elements", "shape", "per_element_ns": {name: ns}, "in_copies": {name: ratio}}``
+        where ``in_copies`` divides by ``copy_from_memory``.
+    """
+    from posenc_ref import _rotate
+
+    batch, heads, seq_len, head_dim = SHAPES[0]
+    h = head_dim // 2
+    rows = max(1, _rotate.BLOCK_ELEMENTS // (batch * heads * head_dim))
+    x = torch.randn(SHAPES[0])
+    big_out = torch.empty_like(x)
+    block, out = x[..., :rows, :], torch.empty_like(big_out[..., :rows, :])
+    table = torch.randn(rows, head_dim)
+    half_table = table[:, :h]
+    rotation = torch.complex(half_table, half_table)
+    x_bf16, out_bf16 = block.bfloat16(), out.bfloat16()
+
+    def as_complex(t):
+        return torch.view_as_complex(t.unflatten(-1, (-1, 2)))
+
+    ops = {
+        "copy_from_memory": (lambda: big_out.copy_(x), x.numel()),
+        "copy": (lambda: out.copy_(block), block.numel()),
+        "mul (full width)": (lambda: torch.mul(block, table, out=out), block.numel()),
+        "addcmul_ (half width)": (
+            lambda: out[..., :h].addcmul_(block[..., h:], half_table),
+            block.numel() // 2,
+        ),
+        "complex mul": (
+            lambda: torch.mul(as_complex(block), rotation, out=as_complex(out)),
+            block.numel(),
+        ),
+        "bfloat16 -> float32": (lambda: out.copy_(x_bf16), block.numel()),
+        "float32 -> bfloat16": (lambda: out_bf16.copy_(block), block.numel()),
+    }
+    timings = time_interleaved(
+        {name: call for name, (call, _) in ops.items()}, repeats=repeats, clock=cpu_clock()
+    )
+    per_element = {name: timings[name].median / n for name, (_, n) in ops.items()}
+    memory = per_element["copy_from_memory"]
+    return {
+        "block_elements": block.numel(),
+        "shape": list(block.shape),
+        "per_element_ns": {name: _sig(t * 1e9, 3) for name, t in per_element.items()},
+        "in_copies": {name: _sig(t / memory, 3) for name, t in per_element.items()},
+    }
+
+
 # Child process for huge_pages_experiment: PyTorch reads THP_MEM_ALLOC_ENABLE once, at its first
 # large CPU allocation, so each setting needs its own interpreter.
 _HUGE_PAGES_CHILD = """
-import json, resource, statistics, sys, time
+import json, resource, statistics, sys, time  # thread_time: see benchmarks.harness.CPU_CLOCK
 import torch
 from posenc_ref import inv_freq
 from posenc_ref.rope import apply_rope, rope_cos_sin
@@ -300,9 +359,9 @@ with torch.inference_mode():
     for _ in range(repeats):
         for name, call in calls.items():
             before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            start = time.perf_counter()
+            start = time.thread_time()
             call()
-            found[name]["samples_s"].append(time.perf_counter() - start)
+            found[name]["samples_s"].append(time.thread_time() - start)
             found[name]["faults"] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 print(json.dumps({name: {"median_s": statistics.median(f["samples_s"]),
                          "faults_per_call": f["faults"] / repeats} for name, f in found.items()}))
@@ -482,11 +541,12 @@ def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = N
     cases, targets = [], []
     for device in devices:
         sync = torch.cuda.synchronize if device.startswith("cuda") else None
+        clock = time.perf_counter if sync else cpu_clock()  # GPU work: wall time
         for shape in QUICK_SHAPES if quick else SHAPES:
             for dtype_name, dtype in DTYPES.items():
                 torch._dynamo.reset()  # each case compiles afresh (no cache-size fallbacks)
-                calls, checks, compiled = _variants(shape, dtype, torch.device(device))
-                timings = time_interleaved(calls, repeats=repeats, sync=sync)
+                calls, checks, compiled, failed = _variants(shape, dtype, torch.device(device))
+                timings = time_interleaved(calls, repeats=repeats, sync=sync, clock=clock)
                 over_floor = {n: paired_ratio(t, timings["copy_floor"]) for n, t in timings.items()}
                 new = [f"apply_rope_{layout}" for layout in LAYOUTS]
                 over_clone = {
@@ -516,12 +576,12 @@ def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = N
                     "over_clone": over_clone,
                     "over_compiled_clone": over_compiled_clone,
                     "peer_over_ours": peer_over_ours,
-                    "check_rel_diff": {
-                        n: d if isinstance(d, str) else float(f"{d:.3g}") for n, d in checks.items()
-                    },
+                    "check_rel_diff": {n: float(f"{d:.3g}") for n, d in checks.items()},
+                    "failed": failed,
                     "compiled": compiled,
                     "profile": _profile(calls, profiled) if device == "cpu" else None,
                     "load_average_1min": round(os.getloadavg()[0], 2),
+                    "clock": "thread CPU time" if clock is not time.perf_counter else "wall",
                 }
                 if device != "cpu":
                     case["bandwidth"] = _bandwidth(case, shape, dtype)
@@ -531,6 +591,7 @@ def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = N
     huge_pages = None if quick else huge_pages_experiment()
     return {
         "huge_pages": huge_pages,
+        "pass_costs": None if quick else pass_costs(repeats),
         "description": (
             "Rotating q and k (both of the given shape) with precomputed tables. Times are "
             "per (q, k) pair; over_floor divides by copying q and k into preallocated buffers, "
