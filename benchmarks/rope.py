@@ -174,6 +174,14 @@ def _variants(shape, dtype, device):
                         f(k, c, s, layout=lay),
                     )
                     layouts[name] = layout
+                    # Diagnostic, not a rotation to compare: the same kernel reading a table of
+                    # one position (broadcast, so it stays cached). The difference from the full
+                    # table is what re-reading the table for every head costs.
+                    one_row = (cos[:1].clone(), sin[:1].clone())
+                    calls[f"{name}_one_row"] = lambda f=function, t=one_row, lay=layout: (
+                        f(q, *t, layout=lay),
+                        f(k, *t, layout=lay),
+                    )
     hf_apply = hf_apply_rotary_pos_emb()
     if hf_apply is not None:
         cos_h, sin_h = hf_rotary_cos_sin(positions, head_dim, BASE, dtype=dtype)  # (L, d)
@@ -208,7 +216,7 @@ def _variants(shape, dtype, device):
                 layouts[name] = layout
     checks, failed = {}, {}
     for name, call in list(calls.items()):
-        if name in FLOORS:
+        if name in FLOORS or name.endswith("_one_row"):
             continue
         layout = layouts.get(name, "half" if "_half" in name else "interleaved")
         if layout not in references:
@@ -558,7 +566,7 @@ def run(*, quick: bool = False, repeats: int = 15, devices: list[str] | None = N
                     n: paired_ratio(t, timings["compiled_clone"])
                     for n, t in timings.items()
                     if n.startswith("compiled_apply_rope") and "compiled_clone" in timings
-                }
+                }  # (the *_one_row diagnostics included)
                 ours = [n for n in timings if n.startswith("apply_rope")]
                 peers = [n for n in timings if n.startswith(PEERS)]
                 # speed of each peer relative to each of ours (> 1: ours faster)
