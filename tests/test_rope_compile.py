@@ -104,8 +104,9 @@ def test_compiled_rope_is_one_kernel():
 
     (Upcast, rotation, rounding and concatenation fused: the result is written once.)
     """
-    from torch._inductor import metrics
-
+    metrics = pytest.importorskip("torch._inductor.metrics")
+    if not hasattr(metrics, "generated_kernel_count"):
+        pytest.skip("this torch's inductor does not count generated kernels")
     x, positions, cos, sin = _inputs(torch.bfloat16)
     metrics.reset()
     got = torch.compile(apply_rope, fullgraph=True)(x, cos, sin, layout="half")
