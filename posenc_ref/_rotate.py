@@ -53,6 +53,8 @@ def rotate(
         result = rotate_formula(x, cos, sin, layout, rotary_dim)
         return result if out is None else out.copy_(result)
     result = out if out is not None else torch.empty_like(x)
+    if x.numel() == 0:
+        return result
     if rotary_dim < x.shape[-1]:
         result[..., rotary_dim:].copy_(x[..., rotary_dim:])  # pass-through, bit for bit
     rows = x.shape[-2]  # one block on a GPU: a small cache, and every operator is a launch
