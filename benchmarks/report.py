@@ -195,7 +195,11 @@ def rope_targets(results: dict, device: str = "cpu") -> str:
                     continue
                 t = hit[0]
                 unit = "" if kind == "gpu_bandwidth" else "×"
-                cells.append(f"{t['measured']:.3g}{unit} {_verdict(t['met'])}")
+                # near 1 the verdict turns on the third digit: show it
+                shown = (
+                    f"{t['measured']:.3f}" if kind == "new_vs_rivals" else f"{t['measured']:.3g}"
+                )
+                cells.append(f"{shown}{unit} {_verdict(t['met'])}")
             if any(cell != "–" for cell in cells):
                 rows.append([f"{label}, {layout}", *cells])
     header = ["target", *(_case_label(c) for c in cases)]
@@ -206,7 +210,8 @@ def rope_target_count(results: dict, device: str = "cpu") -> str:
     """One sentence: how many RoPE targets were met on this device."""
     found = [t for t in results["benchmarks"]["rope"]["targets"] if t["device"] == device]
     met = sum(t["met"] for t in found)
-    return f"{met} of {len(found)} RoPE targets met on the {device}."
+    where = "CPU" if device == "cpu" else "GPU" if device.startswith("cuda") else device
+    return f"{met} of {len(found)} RoPE targets met on the {where}."
 
 
 def sinusoidal(results: dict) -> str:
