@@ -197,7 +197,7 @@ def rope_targets(results: dict, device: str = "cpu") -> str:
                 unit = "" if kind == "gpu_bandwidth" else "×"
                 # near 1 the verdict turns on the third digit: show it
                 shown = (
-                    f"{t['measured']:.3f}" if kind == "new_vs_rivals" else f"{t['measured']:.3g}"
+                    f"{t['measured']:.4g}" if kind == "new_vs_rivals" else f"{t['measured']:.3g}"
                 )
                 cells.append(f"{shown}{unit} {_verdict(t['met'])}")
             if any(cell != "–" for cell in cells):
