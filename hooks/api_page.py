@@ -23,7 +23,17 @@ PAGE = "api.md"
 MARKER = "<!-- api-modules -->"
 PACKAGE = "posenc_ref"
 # Reading order of the site; modules not listed here follow alphabetically, subpackages last.
-ORDER = ["device", "absolute", "properties", "relative", "rope", "rope_scaling", "precision"]
+ORDER = [
+    "device",
+    "absolute",
+    "properties",
+    "relative",
+    "rope",
+    "rope_scaling",
+    "mrope",
+    "models",
+    "precision",
+]
 
 
 def _ordered(names: set[str]) -> list[str]:

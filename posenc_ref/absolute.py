@@ -30,6 +30,10 @@ from ._checks import (
 )
 from .device import compute_device
 
+# Positions and offsets beyond 2**53 are not exactly representable in float64, the dtype every
+# angle here is formed in: the table or closed form would silently belong to another position.
+MAX_POSITION = 2**53
+
 __all__ = [
     "inv_freq",
     "wavelengths",
@@ -88,18 +92,32 @@ def inv_freq(
     return (base ** (-exponents)).to(device=device, dtype=dtype)
 
 
-def wavelengths(dim: int, base: float = 10000.0) -> torch.Tensor:
+def wavelengths(
+    dim: int,
+    base: float = 10000.0,
+    *,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
     r"""Per-pair wavelengths :math:`\lambda_i = 2\pi / \omega_i`, from :math:`2\pi` upwards.
 
     Derived on the site: [geometric wavelengths](properties.md#properties-wavelengths).
 
+    Parameters
+    ----------
+    dim, base
+        As in :func:`inv_freq`.
+    device, dtype
+        Where and in which floating dtype to return the result (computed in float64).
+
     Returns
     -------
     torch.Tensor
-        Shape ``(dim // 2,)``, float64; a geometric progression with ratio
+        Shape ``(dim // 2,)``, float64 by default; a geometric progression with ratio
         :math:`\text{base}^{2/\text{dim}}`.
     """
-    return 2 * math.pi / inv_freq(dim, base)
+    dtype = check_float_dtype("dtype", dtype)
+    return (2 * math.pi / inv_freq(dim, base, device=device)).to(dtype)
 
 
 def sinusoidal_loop(num_positions: int, dim: int, base: float = 10000.0) -> np.ndarray:
@@ -165,7 +183,8 @@ def sinusoidal(
         The constant :math:`n`; finite and > 1.
     offset
         First position (``>= 0``): rows are positions ``offset .. offset + num_positions - 1``,
-        e.g. the next tokens after a key/value cache.
+        e.g. the next tokens after a key/value cache. The last position must not exceed
+        ``2**53``, the largest range of integers float64 holds exactly.
     device, dtype
         Where and in which floating dtype to return the table. On ``mps`` (no float64) the
         table is computed on the CPU and moved.
@@ -183,6 +202,11 @@ def sinusoidal(
     """
     num_positions = check_int("num_positions", num_positions)
     offset = check_int("offset", offset)
+    if offset + num_positions - 1 > MAX_POSITION:
+        raise ValueError(
+            f"positions {offset}..{offset + num_positions - 1} go past 2**53, the largest "
+            "position float64 angles hold exactly; use offset + num_positions - 1 <= 2**53"
+        )
     dim = check_dim(dim)
     dtype = check_float_dtype("dtype", dtype)
     where = compute_device(device)
@@ -195,7 +219,8 @@ def sinusoidal(
     rows = max(1, 2**17 // (dim // 2))
     for start in range(0, num_positions, rows):
         stop = min(start + rows, num_positions)
-        positions = torch.arange(offset + start, offset + stop, dtype=torch.float64, device=where)
+        # Integer arange, then float64: exact up to 2**53 (a float64 arange cannot end past it).
+        positions = torch.arange(offset + start, offset + stop, device=where).to(torch.float64)
         angles = torch.outer(positions, frequencies)  # (rows, dim/2) float64
         table[start:stop, :, 0] = torch.sin(angles)  # even columns 2i, rounded once to dtype
         table[start:stop, :, 1] = torch.cos(angles)  # odd columns 2i+1
@@ -221,7 +246,9 @@ def adjacent_distance(dim: int, base: float = 10000.0, offset: int = 1) -> float
     base
         The constant :math:`n`.
     offset
-        The offset :math:`k` (any integer; the distance is symmetric in :math:`k`).
+        The offset :math:`k`: any integer with :math:`|k| \le 2^{53}` (the distance is
+        symmetric in :math:`k`). Larger offsets are refused: float64, the dtype of the angles,
+        would round them to another offset.
 
     Returns
     -------
@@ -252,7 +279,14 @@ def offset_dot_product(dim: int, base: float = 10000.0, offset: int = 1) -> floa
     return float(torch.cos(offset * inv_freq(dim, base)).sum())
 
 
-def relative_rotation(offset: int, dim: int, base: float = 10000.0) -> torch.Tensor:
+def relative_rotation(
+    offset: int,
+    dim: int,
+    base: float = 10000.0,
+    *,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
     r"""The matrix :math:`M_k` with :math:`PE(t+k) = M_k\,PE(t)` for every position ``t``.
 
     Derived on the site: [a fixed rotation moves every position](properties.md#properties-rotation).
@@ -268,28 +302,39 @@ def relative_rotation(offset: int, dim: int, base: float = 10000.0) -> torch.Ten
 
     It depends on ``k`` only, which is the bridge from the sinusoidal table to RoPE.
 
+    Parameters
+    ----------
+    offset
+        The offset :math:`k`, an integer with :math:`|k| \le 2^{53}`.
+    dim, base
+        As in :func:`inv_freq`.
+    device, dtype
+        Where and in which floating dtype to return the matrix (computed in float64; on ``mps``
+        on the CPU and moved).
+
     Returns
     -------
     torch.Tensor
-        Shape ``(dim, dim)``, float64.
+        Shape ``(dim, dim)``, float64 by default.
     """
     offset = _check_offset(offset)
-    angles = offset * inv_freq(dim, base)
+    dtype = check_float_dtype("dtype", dtype)
+    angles = offset * inv_freq(dim, base, device=compute_device(device))  # (dim/2,) float64
     c, s = torch.cos(angles), torch.sin(angles)
     blocks = torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)  # (dim/2, 2, 2)
-    return torch.block_diag(*blocks)
+    return torch.block_diag(*blocks).to(device=device, dtype=dtype)
 
 
-def binary_encoding(num_positions: int, bits: int) -> np.ndarray:
+def binary_encoding(num_positions: int, bits: int, *, wrap: bool = False) -> np.ndarray:
     """Positions written in binary, one bit per column: the counter analogy.
 
     Discussed on the site:
     [the binary-counter analogy and its limits](properties.md#properties-binary).
 
     Column ``j`` is bit ``j`` of the position (column 0 the least significant bit, which flips
-    at every step; column ``j`` flips every ``2**j`` steps). Positions that need more than
-    ``bits`` bits wrap around (they are taken modulo ``2**bits``), exactly as a ``bits``-bit
-    counter does.
+    at every step; column ``j`` flips every ``2**j`` steps). ``bits`` bits hold the positions
+    ``0 .. 2**bits - 1``; a larger position has no code of its own, so asking for one is an
+    error unless ``wrap=True`` asks for a counter that wraps around.
 
     Parameters
     ----------
@@ -297,6 +342,10 @@ def binary_encoding(num_positions: int, bits: int) -> np.ndarray:
         Number of rows, ``>= 0``.
     bits
         Number of columns, ``>= 1``.
+    wrap
+        ``False`` (default): ``num_positions`` must be at most ``2**bits``, so that every row is
+        a different code. ``True``: position ``k`` gets the code of ``k mod 2**bits``, as a
+        ``bits``-bit counter overflows (position ``2**bits`` repeats position 0).
 
     Returns
     -------
@@ -313,6 +362,13 @@ def binary_encoding(num_positions: int, bits: int) -> np.ndarray:
     """
     num_positions = check_int("num_positions", num_positions)
     bits = check_int("bits", bits, minimum=1)
+    if not check_bool("wrap", wrap) and num_positions > 2**bits:
+        needed = (num_positions - 1).bit_length()
+        raise ValueError(
+            f"positions 0..{num_positions - 1} need {needed} bits, but bits={bits} holds only "
+            f"0..{2**bits - 1}; use bits >= {needed}, or wrap=True for a counter that wraps "
+            f"around modulo 2**{bits}"
+        )
     positions = np.arange(num_positions, dtype=np.uint64)[:, None]  # (L, 1)
     shifts = np.arange(bits, dtype=np.uint64)[None, :]  # (1, bits)
     return ((positions >> shifts) & np.uint64(1)).astype(np.uint8)
@@ -321,6 +377,11 @@ def binary_encoding(num_positions: int, bits: int) -> np.ndarray:
 def _check_offset(offset: object) -> int:
     if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
         raise TypeError(f"offset must be an integer, got {offset!r}")
+    if abs(int(offset)) > MAX_POSITION:
+        raise ValueError(
+            f"offset must be an integer with |offset| <= 2**53 (float64, the dtype of the angles, "
+            f"holds larger integers only approximately), got {offset!r}"
+        )
     return int(offset)
 
 
@@ -396,6 +457,11 @@ class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):
     The multiplication of token embeddings by :math:`\sqrt{\text{dim}}` that many models
     apply before this addition belongs to the model, not to the encoding, and is not done here.
 
+    Deferred initialisation: built with ``device="meta"`` the module allocates nothing and
+    ``forward`` infers shapes. ``to_empty(device=...)`` then gives the table uninitialised
+    memory (it is not in ``state_dict()``, so loading a checkpoint does not fill it): call
+    :meth:`reset_parameters` afterwards, as for any module with computed buffers.
+
     Parameters
     ----------
     dim
@@ -410,6 +476,8 @@ class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):
     batch_first
         ``True``: inputs are ``(batch, seq_len, dim)``; ``False``: ``(seq_len, batch, dim)``,
         as in the PyTorch word-language-model example.
+    device
+        Where to build the table (the CPU when ``None``); ``"meta"`` builds none.
 
     Examples
     --------
@@ -426,15 +494,26 @@ class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):
         base: float = 10000.0,
         dropout: float = 0.1,
         batch_first: bool = True,
+        device: torch.device | str | None = None,
     ) -> None:
         super().__init__(dim, max_len, dropout, batch_first)
         self.base = check_base(base)
-        self.register_buffer(
-            "table", sinusoidal(self.max_len, self.dim, self.base), persistent=False
-        )
+        table = sinusoidal(self.max_len, self.dim, self.base, device=device)  # (max_len, dim)
+        self.register_buffer("table", table, persistent=False)
 
     def _table(self) -> torch.Tensor:
         return self.table
+
+    def reset_parameters(self) -> None:
+        """Recompute the table in place, on its device and in its dtype.
+
+        Needed after ``to_empty()`` (deferred initialisation from ``meta``), which leaves the
+        buffer uninitialised; a no-op on ``meta``.
+        """
+        with torch.no_grad():
+            self.table.copy_(
+                sinusoidal(self.max_len, self.dim, self.base, device=self.table.device)
+            )
 
     def extra_repr(self) -> str:
         """Summarise the configuration in ``repr(module)``."""
@@ -462,6 +541,9 @@ class LearnedPositionalEmbedding(_AdditivePositionalEncoding):
         As in :class:`SinusoidalPositionalEncoding`.
     init_std
         Standard deviation of the normal initialisation (0.02, as in BERT).
+    device
+        Where to create the weight (the CPU when ``None``); ``"meta"`` allocates none, and
+        :meth:`reset_parameters` initialises it after ``to_empty()``.
     """
 
     def __init__(
@@ -472,14 +554,23 @@ class LearnedPositionalEmbedding(_AdditivePositionalEncoding):
         dropout: float = 0.1,
         batch_first: bool = True,
         init_std: float = 0.02,
+        device: torch.device | str | None = None,
     ) -> None:
         super().__init__(dim, max_len, dropout, batch_first)
         if not isinstance(init_std, (int, float)) or not init_std >= 0:
             raise ValueError(f"init_std must be a real number >= 0, got {init_std!r}")
-        self.weight = nn.Parameter(torch.randn(self.max_len, self.dim) * init_std)
+        self.init_std = float(init_std)
+        self.weight = nn.Parameter(
+            torch.empty(self.max_len, self.dim, device=torch.device(device or "cpu"))
+        )
+        self.reset_parameters()
 
     def _table(self) -> torch.Tensor:
         return self.weight
+
+    def reset_parameters(self) -> None:
+        """Draw the weight again from the normal distribution with ``init_std``, in place."""
+        nn.init.normal_(self.weight, mean=0.0, std=self.init_std)
 
     def extra_repr(self) -> str:
         """Summarise the configuration in ``repr(module)``."""

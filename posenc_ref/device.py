@@ -42,7 +42,9 @@ def select_device(preferred: str | torch.device | None = None) -> torch.device:
         When ``preferred`` is ``None`` the environment variable ``POSENC_REF_DEVICE`` (if set)
         is used instead. Any other value (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or a
         ``torch.device``) is an explicit request: it is returned if available, otherwise a
-        ``RuntimeError`` lists what is available.
+        ``RuntimeError`` lists what is available. ``"meta"`` (tensors with shapes and dtypes
+        but no data, for shape inference and deferred initialisation) is always available; it
+        is never chosen by ``"auto"``.
 
     Returns
     -------
@@ -82,7 +84,7 @@ def select_device(preferred: str | torch.device | None = None) -> torch.device:
             f"preferred={preferred!r} is not a device type; use 'auto', 'cpu', 'cuda', "
             f"'cuda:N' or 'mps' (available here: {', '.join(available_devices())})"
         ) from err
-    if device.type == "cpu":
+    if device.type in ("cpu", "meta"):
         return device
     if device.type == "cuda":
         count = _cuda_device_count()

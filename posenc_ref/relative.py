@@ -74,7 +74,7 @@ def shaw_relative_index(
     Parameters
     ----------
     relative_position
-        Integer tensor of ``key - query`` distances, any shape.
+        Signed integer tensor of ``key - query`` distances, any shape.
     max_relative_position
         :math:`K \ge 1`.
 
@@ -105,8 +105,10 @@ def t5_relative_bucket(
 
     .. math::
 
-        e + \left\lfloor \frac{\ln(n/e)}{\ln(\text{max\_distance}/e)}\,(N - e) \right\rfloor,
+        e + \left\lfloor \frac{\ln(n/e)}{\ln(D/e)}\,(N - e) \right\rfloor,
 
+    with :math:`N` the buckets per direction (``num_buckets``, halved when ``bidirectional``)
+    and :math:`D` = ``max_distance``,
     capped at :math:`N - 1`, so every distance from ``max_distance`` on shares the last bucket.
     Bidirectional (encoder): keys after the query get the upper half of the buckets. Causal
     (decoder, ``bidirectional=False``): only the past is distinguished; future keys share bucket
@@ -118,7 +120,7 @@ def t5_relative_bucket(
     Parameters
     ----------
     relative_position
-        Integer tensor of ``key - query`` distances, any shape.
+        Signed integer tensor of ``key - query`` distances, any shape.
     bidirectional
         Encoder-style (both directions) or decoder-style (past only).
     num_buckets
@@ -258,4 +260,11 @@ def _check_int_tensor(name: str, value: object) -> torch.Tensor:
     value = check_tensor(name, value)
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
+    if not value.dtype.is_signed:
+        # key - query is negative for every key in the past: an unsigned tensor has already
+        # wrapped those around (-1 is 255 in uint8), and clamping would silently go wrong.
+        raise TypeError(
+            f"{name} must be a signed integer tensor (key - query is negative for keys in the "
+            f"past), got dtype {value.dtype}"
+        )
     return value

@@ -9,15 +9,16 @@ the angle :math:`m\,\omega_i`:
     \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\
                     \sin m\omega_i & \cos m\omega_i \end{pmatrix}
     \begin{pmatrix} u \\ v \end{pmatrix},
-    \qquad \omega_i = \text{base}^{-2i/\text{rotary\_dim}},
+    \qquad \omega_i = \text{base}^{-2i/r},
 
-so that :math:`\langle R(m)q, R(n)k\rangle` depends on :math:`m - n` only.
+with :math:`r` = ``rotary_dim`` (the head width unless partial), so that
+:math:`\langle R(m)q, R(n)k\rangle` depends on :math:`m - n` only.
 
 Pair layouts (which coordinates form pair :math:`i`):
 
 - ``"interleaved"``: :math:`(x_{2i}, x_{2i+1})`. The RoFormer paper, Meta's Llama code (complex
   numbers), torchtune, rotary-embedding-torch, DeepSeek, GLM. The default here.
-- ``"half"``: :math:`(x_i, x_{i+\text{rotary\_dim}/2})`. HF transformers (``rotate_half``),
+- ``"half"``: :math:`(x_i, x_{i+r/2})`. HF transformers (``rotate_half``),
   GPT-NeoX, the YaRN reference code.
 
 The two are the same function up to a permutation of the head dimension
@@ -43,7 +44,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import nn
@@ -53,13 +54,19 @@ from ._checks import (
     check_dim,
     check_float_dtype,
     check_int,
+    check_inv_freq,
     check_layout,
+    check_positions,
     check_positive_float,
+    check_table_dtype,
     check_tensor,
+    tracing,
 )
-from ._rotate import HALF_DTYPES, rotate
+from ._rotate import rotate
 from .absolute import inv_freq as _inv_freq
 from .device import compute_device
+from .models import RopeSpec, rope_spec
+from .mrope import mrope_cos_sin, mrope_pair_rows
 from .rope_scaling import SCALING_METHODS, ScaledFrequencies
 
 __all__ = [
@@ -74,60 +81,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _values_visible(t: torch.Tensor) -> bool:
-    # Checks of tensor *values* need the data: meta tensors have none, and inside a compiled or
-    # exported graph reading them would break the graph. Shapes and dtypes are checked always.
-    return t.device.type != "meta" and not torch.compiler.is_compiling()
-
-
-def _check_positions(positions: object, *, integer_only: bool = False) -> torch.Tensor:
-    positions = check_tensor("positions", positions)
-    if positions.dtype == torch.bool or positions.is_complex():
-        raise TypeError(f"positions must hold integers or floats, got dtype {positions.dtype}")
-    if positions.dtype in HALF_DTYPES:
-        # bfloat16 has 8 significant bits: 257 rounds to 256, so two tokens share an angle.
-        raise TypeError(
-            f"positions must not be {positions.dtype} (it cannot represent every integer above "
-            "256); use an integer dtype such as torch.long (or float32/float64)"
-        )
-    if integer_only and positions.is_floating_point():
-        raise TypeError(f"positions must have an integer dtype here, got {positions.dtype}")
-    if positions.dim() == 0:
-        raise ValueError("positions must have at least one dimension (..., seq_len), got a scalar")
-    if positions.numel() and _values_visible(positions):
-        if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
-            raise ValueError("positions must be finite")
-        if bool((positions < 0).any()):
-            raise ValueError(f"positions must be >= 0, got a minimum of {positions.min().item()}")
-    return positions
-
-
-def _check_inv_freq(inv_freq: object) -> torch.Tensor:
-    if isinstance(inv_freq, ScaledFrequencies):
-        raise TypeError(
-            "inv_freq must be a tensor; for a ScaledFrequencies `freqs` pass "
-            "freqs.inv_freq, attention_factor=freqs.attention_factor"
-        )
-    inv_freq = check_tensor("inv_freq", inv_freq)
-    if inv_freq.dim() != 1 or inv_freq.numel() == 0 or not inv_freq.is_floating_point():
-        raise ValueError(
-            f"inv_freq must be a non-empty 1-D floating tensor of shape (rotary_dim // 2,), "
-            f"got shape {tuple(inv_freq.shape)} and dtype {inv_freq.dtype}"
-        )
-    if inv_freq.dtype in HALF_DTYPES:
-        # A bfloat16 inv_freq (a model cast with .to(bfloat16)) is off by up to 2**-9 relative, so
-        # angles of fast pairs are off by a radian near position 1000 (GPT-NeoX PR #1016).
-        raise TypeError(
-            f"inv_freq must be float32 or float64, got {inv_freq.dtype}; rebuild it with "
-            "posenc_ref.inv_freq (float64)"
-        )
-    if _values_visible(inv_freq) and (
-        not bool(torch.isfinite(inv_freq).all()) or bool((inv_freq < 0).any())
-    ):
-        raise ValueError("inv_freq must be finite and >= 0")
-    return inv_freq
 
 
 def _check_even_last(x: torch.Tensor, name: str, what: str = "last dimension") -> int:
@@ -204,27 +157,16 @@ def rope_cos_sin(
     >>> cos.shape  # 3 positions, 2 pairs
     torch.Size([3, 2])
     """
-    positions = _check_positions(positions)
-    inv_freq = _check_inv_freq(inv_freq)
+    positions = check_positions(positions)
+    inv_freq = check_inv_freq(inv_freq)
     attention_factor = check_positive_float("attention_factor", attention_factor)
-    dtype = _check_table_dtype("dtype", check_float_dtype("dtype", dtype))
+    dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     where = compute_device(positions.device)
     angles = positions.to(where, torch.float64).unsqueeze(-1) * inv_freq.to(where, torch.float64)
     cos, sin = torch.cos(angles), torch.sin(angles)  # (..., seq_len, rotary_dim / 2)
     if attention_factor != 1.0:
         cos, sin = cos * attention_factor, sin * attention_factor
     return cos.to(positions.device, dtype), sin.to(positions.device, dtype)
-
-
-def _check_table_dtype(name: str, dtype: torch.dtype) -> torch.dtype:
-    if dtype in HALF_DTYPES:
-        raise TypeError(
-            f"{name} must be torch.float32 or torch.float64, got {dtype}: a half-precision table "
-            "rounds cos and sin to 8 or 11 bits (an error of ~1e-3 on every rotation); build it "
-            "with rope_cos_sin(..., dtype=torch.float32) and pass half-precision x as it is (it "
-            "is rotated in float32 and rounded once)"
-        )
-    return dtype
 
 
 # --------------------------------------------------------------------------- rotation
@@ -246,8 +188,8 @@ def apply_rope(
 
     For pair :math:`i` with coordinates :math:`(u, v)` (chosen by ``layout``),
     :math:`u' = u\cos_i - v\sin_i` and :math:`v' = v\cos_i + u\sin_i`. Only the first
-    ``rotary_dim`` coordinates are rotated, with the pairs laid out inside them
-    (``"interleaved"``: :math:`(2i, 2i+1)`; ``"half"``: :math:`(i, i + \text{rotary\_dim}/2)`);
+    :math:`r` = ``rotary_dim`` coordinates are rotated, with the pairs laid out inside them
+    (``"interleaved"``: :math:`(2i, 2i+1)`; ``"half"``: :math:`(i, i + r/2)`);
     the remaining coordinates are copied unchanged, bit for bit.
 
     bfloat16/float16 inputs are rotated in float32 and cast back once; otherwise the rotation
@@ -292,7 +234,7 @@ def apply_rope(
     for name, table in (("cos", cos), ("sin", sin)):
         if not table.is_floating_point():
             raise TypeError(f"{name} must be a floating-point tensor, got dtype {table.dtype}")
-        _check_table_dtype(f"{name}'s dtype", table.dtype)
+        check_table_dtype(f"{name}'s dtype", table.dtype)
         if table.dim() < 2 or table.shape[-1] != pairs:
             raise ValueError(
                 f"{name} must have one value per rotated pair: shape (..., seq_len, {pairs}) for "
@@ -382,8 +324,8 @@ def apply_rope_loop(
         Same shape, dtype and device as ``x``.
     """
     x = check_tensor("x", x)
-    positions = _check_positions(positions)
-    inv_freq = _check_inv_freq(inv_freq)
+    positions = check_positions(positions)
+    inv_freq = check_inv_freq(inv_freq)
     layout = check_layout(layout)
     attention_factor = check_positive_float("attention_factor", attention_factor)
     head_dim = _check_head_dim(x)
@@ -543,7 +485,13 @@ def _resolve_scaling(
     if scaling is None:
         return None, {}, ScaledFrequencies(_inv_freq(rotary_dim, base), 1.0), None
     if isinstance(scaling, ScaledFrequencies):
-        freqs = _check_inv_freq(scaling.inv_freq)
+        freqs = check_inv_freq(scaling.inv_freq)
+        if freqs.device.type == "meta":
+            raise ValueError(
+                "scaling.inv_freq is a meta tensor, but the module keeps its frequencies as "
+                "float64 values on the CPU (a few hundred numbers); compute them on the CPU and "
+                "pass device='meta' for the tables only"
+            )
         if freqs.numel() != rotary_dim // 2:
             raise ValueError(
                 f"scaling.inv_freq must have rotary_dim // 2 = {rotary_dim // 2} entries, "
@@ -581,12 +529,6 @@ def _resolve_scaling(
     return method, params, function(rotary_dim, base, **params), None
 
 
-def _tracing() -> bool:
-    # True inside torch.compile and torch.export graphs, where values cannot be read.
-    compiler = torch.compiler
-    return compiler.is_compiling() or getattr(compiler, "is_exporting", lambda: False)()
-
-
 class RotaryEmbedding(nn.Module):
     r"""Rotate queries and keys with RoPE, from a cached cos/sin table.
 
@@ -616,6 +558,8 @@ class RotaryEmbedding(nn.Module):
     [context-extension page](rope_scaling.md#scaling-dynamic-ntk) explains what that does to
     their scores.
 
+    A released model's RoPE is built from its config by :meth:`from_hf_config`.
+
     Parameters
     ----------
     head_dim
@@ -633,6 +577,21 @@ class RotaryEmbedding(nn.Module):
         Initial table length (``>= 1``); grows on demand.
     device
         Where to build the table.
+    mrope_section
+        Multimodal RoPE (Qwen2-VL and later): pairs per position row (time, height, width),
+        summing to ``rotary_dim // 2``; ``None`` for one position row. An M-RoPE module takes
+        positions of shape ``(3, ..., seq_len)`` (see :func:`posenc_ref.mrope.mrope_positions`);
+        1-D positions, or none, mean text (the same value in all three rows, which is plain
+        RoPE). Explained on the site: [M-RoPE](rope.md#rope-mrope).
+    mrope_interleaved
+        Qwen3-VL's interleaved assignment of pairs to rows instead of consecutive sections
+        (:func:`posenc_ref.mrope.mrope_pair_rows`).
+    output_layout
+        The order in which the rotated pairs are written back, when it differs from the order in
+        which they are read: DeepSeek-V3 reads interleaved pairs and writes all first
+        coordinates, then all second ones (``layout="interleaved", output_layout="half"``). The
+        output is then a fixed permutation of the rotary part (the same for queries and keys),
+        so attention scores do not change. ``None``: the same as ``layout``.
 
     Examples
     --------
@@ -653,12 +612,33 @@ class RotaryEmbedding(nn.Module):
         scaling: ScaledFrequencies | Mapping | None = None,
         max_len: int = 4096,
         device: torch.device | str | None = None,
+        mrope_section: Sequence[int] | None = None,
+        mrope_interleaved: bool = False,
+        output_layout: str | None = None,
     ) -> None:
         super().__init__()
         self.head_dim = check_dim(head_dim, "head_dim")
         self.rotary_dim = _check_rotary_dim(rotary_dim, self.head_dim)
         self.base = check_base(base)
         self.layout = check_layout(layout)
+        self.output_layout = self.layout if output_layout is None else check_layout(output_layout)
+        self.mrope_section = None
+        self.mrope_interleaved = False
+        self._mrope_rows = None
+        if mrope_section is not None:
+            rows = mrope_pair_rows(mrope_section, interleaved=mrope_interleaved)
+            if rows.numel() != self.rotary_dim // 2:
+                raise ValueError(
+                    f"mrope_section={list(mrope_section)} gives {rows.numel()} pairs but the "
+                    f"rotary part has rotary_dim // 2 = {self.rotary_dim // 2}"
+                )
+            self.mrope_section = tuple(int(n) for n in mrope_section)
+            self.mrope_interleaved = bool(mrope_interleaved)
+            self._mrope_rows = rows  # (pairs,) position row of each pair
+        elif mrope_interleaved:
+            raise ValueError("mrope_interleaved=True needs mrope_section")
+        # The model config this module was built from (from_hf_config), else None.
+        self.spec: RopeSpec | None = None
         self.method, self.scaling_params, freqs, self._per_call_after = _resolve_scaling(
             scaling, self.rotary_dim, self.base
         )
@@ -673,6 +653,15 @@ class RotaryEmbedding(nn.Module):
     def max_len(self) -> int:
         """Current table length (positions ``0 .. max_len - 1`` are cached)."""
         return self.cos_cached.shape[0]
+
+    def reset_parameters(self) -> None:
+        """Rebuild the cached table where it lives (float32, current length).
+
+        The table is a cache, not a parameter, but deferred initialisation treats it like one:
+        after ``to_empty(device=...)`` (a module built on ``meta`` and then given real memory)
+        the buffers hold uninitialised memory until this is called, as for any module.
+        """
+        self._build(self.max_len, self.cos_cached.device, torch.float32)
 
     def frequencies(self, seq_len: int = 0) -> ScaledFrequencies:
         """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
@@ -719,43 +708,45 @@ class RotaryEmbedding(nn.Module):
         tuple of torch.Tensor
             ``(cos, sin)``, each ``(..., seq_len, rotary_dim // 2)``, on the table's device.
         """
-        positions = _check_positions(positions, integer_only=True)
-        dtype = _check_table_dtype("dtype", check_float_dtype("dtype", dtype))
+        positions = check_positions(positions, integer_only=True)
+        dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
         return self._rows(positions, None, dtype)
 
     def _rows(
         self, positions: torch.Tensor | None, span: tuple[int, int] | None, dtype: torch.dtype
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        # `span` (start, stop) stands for positions start .. stop - 1 and is served by slicing
-        # the table (a view, no gather): the common case without packed sequences.
+        # positions: None for the span (start, stop), served by slicing the table (a view, no
+        # gather: the common case); (..., seq_len); or, for M-RoPE, (3, ..., seq_len).
         device = self.cos_cached.device
+        three_rows = self.mrope_section is not None and positions is not None
+        three_rows = three_rows and positions.dim() > 1
         if positions is not None:
             positions = positions.to(device)
-        if _tracing() or device.type == "meta":
-            # No value can be read: compute the rows in the graph from the positions (on meta
-            # only the shape matters, so the original context's frequencies do).
-            if positions is None:
-                needed, positions = span[1], torch.arange(*span, device=device)
-            elif self._per_call_after is not None and device.type != "meta":
-                raise RuntimeError(
-                    f"scaling method {self.method!r} depends on the largest position's value, "
-                    "which a compiled graph cannot read: pass offset= instead of positions, or "
-                    "run this module eagerly"
-                )
-            else:
-                needed = 0
-            freqs = self.frequencies(needed)
-            return rope_cos_sin(
-                positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=dtype
-            )
+        readable = device.type != "meta" and not tracing()
         if positions is None:
             needed = span[1]
-        else:
+        elif readable:
             needed = int(positions.max().item()) + 1 if positions.numel() else 0
-        if self._per_call(needed):  # the frequencies depend on this call's length: not cached
+        elif self._per_call_after is not None and device.type != "meta":
+            raise RuntimeError(
+                f"scaling method {self.method!r} depends on the largest position's value, which "
+                "a compiled graph cannot read: pass offset= instead of positions, or run this "
+                "module eagerly"
+            )
+        else:
+            needed = 0  # on meta only the shape matters
+        if not readable or self._per_call(needed):
+            # From the pure functions: inside graphs (no cache growth, no value read), and for
+            # length-dependent scaling past the original context (not cacheable).
             if positions is None:
                 positions = torch.arange(*span, device=device)
             freqs = self.frequencies(needed)
+            if three_rows:
+                return mrope_cos_sin(
+                    positions, freqs.inv_freq, self.mrope_section,
+                    interleaved=self.mrope_interleaved,
+                    attention_factor=freqs.attention_factor, dtype=dtype,
+                )  # fmt: skip
             return rope_cos_sin(
                 positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=dtype
             )
@@ -765,7 +756,13 @@ class RotaryEmbedding(nn.Module):
             self._build(self.max_len, device, dtype)  # e.g. after .to(torch.bfloat16)
         if positions is None:
             return self.cos_cached[span[0] : span[1]], self.sin_cached[span[0] : span[1]]
-        return self.cos_cached[positions], self.sin_cached[positions]
+        if not three_rows:
+            return self.cos_cached[positions], self.sin_cached[positions]
+        # M-RoPE: pair i reads the table at its own row's position (one gather per table).
+        index = positions.movedim(0, -1)[..., self._mrope_rows.to(device)]  # (..., seq, pairs)
+        flat = index.reshape(-1, index.shape[-1])
+        cos = self.cos_cached.gather(0, flat).reshape(index.shape)
+        return cos, self.sin_cached.gather(0, flat).reshape(index.shape)
 
     def forward(
         self,
@@ -786,7 +783,9 @@ class RotaryEmbedding(nn.Module):
             ``None``: positions ``offset .. offset + seq_len - 1``. Otherwise an integer tensor
             ``(seq_len,)`` or ``(..., seq_len)`` broadcastable against both ``q.shape[:-1]`` and
             ``k.shape[:-1]`` (e.g. ``(batch, 1, seq_len)`` for packed sequences with
-            ``(batch, heads, seq_len, head_dim)`` inputs).
+            ``(batch, heads, seq_len, head_dim)`` inputs). For an M-RoPE module (``mrope_section``
+            given): ``(seq_len,)`` for text, or ``(3, ..., seq_len)`` with rows time, height,
+            width, the ``...`` broadcastable as above (e.g. ``(3, batch, 1, seq_len)``).
         offset
             First position when ``positions`` is ``None`` (the length of a KV cache), ``>= 0``.
 
@@ -803,32 +802,116 @@ class RotaryEmbedding(nn.Module):
         elif offset:
             raise ValueError("give either positions or offset, not both (add the offset yourself)")
         else:
-            positions = _check_positions(positions, integer_only=True)
+            positions = check_positions(positions, integer_only=True)
             if positions.shape[-1] != seq_len:
                 raise ValueError(
                     f"positions' last dimension must be seq_len={seq_len}, "
                     f"got {tuple(positions.shape)}"
                 )
         dtype = torch.float64 if torch.float64 in (q.dtype, k.dtype) else torch.float32
+        if self.mrope_section is not None and positions is not None and positions.dim() > 1:
+            if positions.shape[0] != 3:
+                raise ValueError(
+                    "an M-RoPE module takes positions (3, ..., seq_len) (rows time, height, "
+                    f"width) or (seq_len,) for text, got {tuple(positions.shape)}; for batched "
+                    "text positions p of shape (batch, seq_len) pass p.expand(3, -1, -1)"
+                )
         cos, sin = self._rows(positions, span, dtype)
         rotated = []
         for x in (q, k):
-            rotated.append(
-                apply_rope(
-                    x,
-                    cos.to(x.device),
-                    sin.to(x.device),
-                    layout=self.layout,
-                    rotary_dim=self.rotary_dim,
-                )
+            y = apply_rope(
+                x,
+                cos.to(x.device),
+                sin.to(x.device),
+                layout=self.layout,
+                rotary_dim=self.rotary_dim,
             )
+            if self.output_layout != self.layout:
+                # Written back in the other order (DeepSeek-V3): a fixed permutation of the
+                # rotary part, the same for q and k.
+                r = self.rotary_dim
+                reorder = to_half_layout if self.output_layout == "half" else to_interleaved_layout
+                y = torch.cat([reorder(y[..., :r]), y[..., r:]], dim=-1)
+            rotated.append(y)
         return rotated[0], rotated[1]
+
+    @classmethod
+    def from_hf_config(
+        cls,
+        config: Mapping | object,
+        *,
+        layer_type: str | None = None,
+        layout: str | None = None,
+        max_len: int = 4096,
+        device: torch.device | str | None = None,
+    ) -> RotaryEmbedding:
+        r"""Build the RoPE of a released model from its config.
+
+        Explained on the site: [Model zoo](models.md).
+
+        ``config`` is the contents of the model's ``config.json`` (a dict), or a transformers
+        config object; it is read by :func:`posenc_ref.models.rope_spec`, whose rules (both config
+        forms, the family's pair layout and defaults, errors for unknown or inconsistent keys)
+        apply. ``forward(q, k, positions)`` then rotates the model's queries and keys as its code
+        does, with ``q`` and ``k`` of width ``head_dim`` (for DeepSeek-V3, the
+        ``qk_rope_head_dim`` part of each head). The spec is kept as ``self.spec``.
+
+        Parameters
+        ----------
+        config
+            The model's configuration.
+        layer_type
+            For configs with one RoPE per layer type (Gemma 3): which one.
+        layout
+            Pair layout, only for a family posenc_ref does not know.
+        max_len
+            Initial table length (``>= 1``); grows on demand.
+        device
+            Where to build the table.
+
+        Returns
+        -------
+        RotaryEmbedding
+
+        Examples
+        --------
+        >>> rope = RotaryEmbedding.from_hf_config({
+        ...     "model_type": "glm4", "head_dim": 128, "partial_rotary_factor": 0.5,
+        ...     "rope_theta": 10000.0, "max_position_embeddings": 32768})
+        >>> rope.rotary_dim, rope.layout
+        (64, 'interleaved')
+        """
+        spec = rope_spec(config, layer_type=layer_type, layout=layout)
+        if spec.scaling is not None:  # length-dependent: the module recomputes per call
+            scaling = dict(spec.scaling)
+        else:
+            scaling = ScaledFrequencies(spec.inv_freq, spec.attention_factor)
+        module = cls(
+            spec.head_dim,
+            base=spec.base,
+            layout=spec.layout,
+            rotary_dim=spec.rotary_dim,
+            scaling=scaling,
+            max_len=max_len,
+            device=device,
+            mrope_section=spec.mrope_section,
+            mrope_interleaved=spec.mrope_interleaved,
+            output_layout=spec.output_layout,
+        )
+        module.spec = spec
+        return module
 
     def extra_repr(self) -> str:  # noqa: D102 (nn.Module's hook for repr)
         partial = "" if self.rotary_dim == self.head_dim else f", rotary_dim={self.rotary_dim}"
+        extra = ""
+        if self.output_layout != self.layout:
+            extra += f", output_layout={self.output_layout!r}"
+        if self.mrope_section is not None:
+            kind = "interleaved" if self.mrope_interleaved else "consecutive"
+            extra += f", mrope_section={self.mrope_section} ({kind})"
         return (
             f"head_dim={self.head_dim}{partial}, base={self.base}, layout={self.layout!r}, "
-            f"scaling={self.method}, max_len={self.max_len}"
+            f"scaling={self.method}, max_len={self.max_len}{extra}"
         )
 
 

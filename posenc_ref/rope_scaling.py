@@ -24,6 +24,8 @@ full list is on the "Context extension" page):
   the paper, where they differ: the ramp is linear in the pair index, the correction range is
   floored/ceiled (``truncate=True``) and clamped to ``[0, dim - 1]``; an explicit
   ``attention_factor`` is the *final* value (HF semantics), not a multiplier.
+- ``longrope``, like ``dynamic_ntk``, takes the current ``seq_len`` and is stateless: which of its
+  two factor lists applies is decided per call, from that call's length.
 - ``factor < 1`` is refused everywhere: it would compress the context, which none of these
   methods is meant for (HF silently returns attention factor 1 for it).
 """
@@ -48,6 +50,8 @@ __all__ = [
     "yarn",
     "yarn_mscale",
     "llama3",
+    "longrope_attention_factor",
+    "longrope",
 ]
 
 
@@ -392,11 +396,149 @@ def llama3(
     return ScaledFrequencies(result, 1.0)
 
 
+def _check_factor_list(name: str, values: object, pairs: int) -> torch.Tensor:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().to("cpu", torch.float64).flatten().tolist()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} must be a list of {pairs} positive numbers, got {values!r}")
+    values = list(values)
+    if len(values) != pairs:
+        raise ValueError(
+            f"{name} must have dim // 2 = {pairs} entries (one per rotary pair), got {len(values)}"
+        )
+    for i, value in enumerate(values):
+        check_positive_float(f"{name}[{i}]", value)
+    return torch.tensor([float(v) for v in values], dtype=torch.float64)
+
+
+def longrope_attention_factor(factor: float, original_max_len: int) -> float:
+    r"""LongRoPE's default attention factor :math:`\sqrt{1 + \ln s / \ln L}`, or 1 for s <= 1.
+
+    Explained on the site: [LongRoPE](rope_scaling.md#scaling-longrope).
+
+    Parameters
+    ----------
+    factor
+        Extension ratio :math:`s > 0`.
+    original_max_len
+        Pre-training context :math:`L`, ``>= 2`` (the formula divides by :math:`\ln L`).
+
+    Returns
+    -------
+    float
+    """
+    factor = check_positive_float("factor", factor)
+    original_max_len = check_int("original_max_len", original_max_len, minimum=2)
+    if factor <= 1.0:
+        return 1.0
+    return math.sqrt(1.0 + math.log(factor) / math.log(original_max_len))
+
+
+def longrope(
+    dim: int,
+    base: float = 10000.0,
+    *,
+    short_factor: list[float],
+    long_factor: list[float],
+    original_max_len: int,
+    seq_len: int,
+    factor: float | None = None,
+    max_len: int | None = None,
+    attention_factor: float | None = None,
+) -> ScaledFrequencies:
+    r"""LongRoPE (Phi-3, Phi-3.5, Phi-4-mini): a searched rescale factor per pair, two lists.
+
+    Derived on the site: [LongRoPE](rope_scaling.md#scaling-longrope).
+
+    .. math::
+
+        \omega'_i = \frac{\omega_i}{\varphi_i}, \qquad
+        \varphi_i = \begin{cases} \varphi^{\text{short}}_i & \ell \le L \\
+        \varphi^{\text{long}}_i & \ell > L \end{cases}, \qquad
+        a = \sqrt{1 + \frac{\ln s}{\ln L}} \;(a = 1 \text{ for } s \le 1)
+
+    with the lists :math:`\varphi^{\text{short}}` = ``short_factor`` and
+    :math:`\varphi^{\text{long}}` = ``long_factor``, current length :math:`\ell` = ``seq_len``
+    (the largest position + 1) and pre-training context :math:`L` = ``original_max_len``. The
+    lists are not derived from a formula: they were found by a search over perplexity (the
+    LongRoPE paper) and are shipped in the model's config.
+    The switch at :math:`L` is the rule of HF transformers' ``rope_type="longrope"``.
+
+    :math:`s` is ``factor`` when given; otherwise it is ``max_len / original_max_len`` (HF reads
+    ``max_position_embeddings / original_max_position_embeddings``, the rule Phi-3 configs rely
+    on). It only sets the default attention factor; an explicit ``attention_factor`` is the final
+    value (HF semantics), as in :func:`yarn`.
+
+    Keys already in a KV cache keep the rotation they were written with: once a generation grows
+    past :math:`L` new queries use the long list while earlier keys were rotated with the short
+    one, and scores between them no longer depend only on their distance (see the site).
+
+    Parameters
+    ----------
+    dim
+        Rotary width (positive, even).
+    base
+        The constant :math:`n`; finite and > 1.
+    short_factor, long_factor
+        ``dim // 2`` positive numbers each (lists or 1-D tensors), :math:`\varphi_i`.
+    original_max_len
+        Pre-training context :math:`L` (HF ``original_max_position_embeddings``), ``>= 2``.
+    seq_len
+        Current length :math:`\ell`, ``>= 0``.
+    factor
+        :math:`s \ge 1`, or ``None`` to derive it from ``max_len``.
+    max_len
+        Extended context (HF ``max_position_embeddings``), ``>= 1``; used only when ``factor`` is
+        ``None``.
+    attention_factor
+        The final :math:`a > 0`; ``None`` means the default above.
+
+    Returns
+    -------
+    ScaledFrequencies
+        ``inv_freq`` of shape ``(dim // 2,)``, float64, and :math:`a`.
+
+    Examples
+    --------
+    >>> short, long = [1.0, 1.0], [1.0, 4.0]
+    >>> longrope(4, short_factor=short, long_factor=long, original_max_len=64,
+    ...          seq_len=65, max_len=256).inv_freq
+    tensor([1.0000, 0.0025], dtype=torch.float64)
+    """
+    dim = check_dim(dim)
+    base = check_base(base)
+    short = _check_factor_list("short_factor", short_factor, dim // 2)
+    long = _check_factor_list("long_factor", long_factor, dim // 2)
+    original_max_len = check_int("original_max_len", original_max_len, minimum=2)
+    seq_len = check_int("seq_len", seq_len)
+    if factor is None:
+        if max_len is None:
+            raise ValueError(
+                "longrope needs factor, or max_len to derive it as max_len / original_max_len "
+                "(HF: max_position_embeddings / original_max_position_embeddings)"
+            )
+        max_len = check_int("max_len", max_len, minimum=1)
+        factor = max_len / original_max_len
+        if factor < 1.0:
+            raise ValueError(
+                f"max_len={max_len} must be >= original_max_len={original_max_len} (the derived "
+                f"factor max_len / original_max_len is {factor:g} < 1)"
+            )
+    factor = _check_factor(factor)
+    if attention_factor is None:
+        attention_factor = longrope_attention_factor(factor, original_max_len)
+    else:
+        attention_factor = check_positive_float("attention_factor", attention_factor)
+    rescale = long if seq_len > original_max_len else short
+    return ScaledFrequencies(_inv_freq(dim, base) / rescale, float(attention_factor))
+
+
 SCALING_METHODS: dict[str, Callable[..., ScaledFrequencies]] = {
     "linear": linear,
     "ntk_aware": ntk_aware,
     "dynamic_ntk": dynamic_ntk,
     "yarn": yarn,
     "llama3": llama3,
+    "longrope": longrope,
 }
 """Method name -> function; the names ``RotaryEmbedding(scaling={"method": ...})`` accepts."""

@@ -169,9 +169,14 @@ def test_worked_example_base_100():
 
 @given(st.integers(0, 300), st.integers(1, 12))
 @example(16, 4)
+@example(17, 4)
 def test_binary_counter(num_positions, bits):
-    """Column j is bit j: it flips every 2^j steps, and the bits spell the position."""
-    table = binary_encoding(num_positions, bits)
+    """Column j is bit j: it flips every 2^j steps, and the bits spell the position.
+
+    A position that does not fit in ``bits`` bits is refused; with ``wrap=True`` the code is
+    that of the position modulo 2^bits, as a counter overflows.
+    """
+    table = binary_encoding(num_positions, bits, wrap=True)
     assert table.shape == (num_positions, bits) and table.dtype == np.uint8
     assert set(np.unique(table)) <= {0, 1}
     weights = 2 ** np.arange(bits)
@@ -179,6 +184,22 @@ def test_binary_counter(num_positions, bits):
     for j in range(bits):
         flips = np.flatnonzero(np.diff(table[:, j].astype(int)) != 0) + 1
         assert np.all(flips % 2**j == 0)
+    if num_positions <= 2**bits:  # every position fits: the same codes, no wrap needed
+        np.testing.assert_array_equal(binary_encoding(num_positions, bits), table)
+    else:
+        needed = (num_positions - 1).bit_length()
+        with pytest.raises(ValueError, match=rf"need {needed} bits, but bits={bits}"):
+            binary_encoding(num_positions, bits)
+
+
+def test_largest_exact_position_is_accepted():
+    """2**53 is the last position float64 holds exactly: the table and closed forms accept it."""
+    row = sinusoidal(1, 4, offset=2**53, dtype=torch.float64)
+    assert row.shape == (1, 4) and torch.all(row.abs() <= 1)
+    for k in (2**53, -(2**53)):
+        assert 0.0 <= adjacent_distance(8, offset=k) <= math.sqrt(2 * 8)
+        assert abs(offset_dot_product(8, offset=k)) <= 4
+        assert relative_rotation(k, 4).shape == (4, 4)
 
 
 def test_float32_table_precise_near_2_20():
@@ -295,12 +316,38 @@ BAD_CALLS = [
     (sinusoidal, (4, 4, "10000"), {}, TypeError, "base must be a finite real number"),
     (sinusoidal, (4, 4), {"offset": -1}, ValueError, "offset must be an integer >= 0"),
     (sinusoidal, (4, 4), {"dtype": torch.int32}, TypeError, "dtype must be a floating-point"),
+    # Positions past 2**53 are not exact in float64: refused, not silently another position.
+    (
+        sinusoidal,
+        (2, 4),
+        {"offset": 2**53},
+        ValueError,
+        r"positions 9007199254740992\.\.9007199254740993 go past 2\*\*53",
+    ),
     (adjacent_distance, (5,), {}, ValueError, "dim must be a positive even integer"),
     (adjacent_distance, (4, 100.0, 1.5), {}, TypeError, "offset must be an integer"),
+    # A huge offset was an OverflowError from deep inside torch ("int too big to convert").
+    (adjacent_distance, (8, 10000.0, 10**400), {}, ValueError, r"\|offset\| <= 2\*\*53"),
+    (adjacent_distance, (8, 10000.0, -(2**53) - 1), {}, ValueError, r"\|offset\| <= 2\*\*53"),
+    # ... and offsets between 2**63 and 2**53 silently gave the value of a rounded offset.
+    (offset_dot_product, (8, 10000.0, 2**63), {}, ValueError, r"\|offset\| <= 2\*\*53"),
     (offset_dot_product, (4, 0.5), {}, ValueError, "base must be"),
+    (relative_rotation, (2**70, 4), {}, ValueError, r"\|offset\| <= 2\*\*53"),
     (relative_rotation, (1, 3), {}, ValueError, "dim must be a positive even integer"),
+    (relative_rotation, (1, 4), {"dtype": torch.int32}, TypeError, "dtype must be a floating"),
+    (wavelengths, (4,), {"dtype": torch.int64}, TypeError, "dtype must be a floating-point"),
     (binary_encoding, (4, 0), {}, ValueError, "bits must be an integer >= 1"),
     (binary_encoding, (-4, 3), {}, ValueError, "num_positions must be an integer >= 0"),
+    # Position 256 used to get the code of position 0 (all zeros) without a word.
+    (
+        binary_encoding,
+        (300, 8),
+        {},
+        ValueError,
+        r"positions 0\.\.299 need 9 bits, but bits=8 holds only 0\.\.255; use bits >= 9, or "
+        r"wrap=True",
+    ),
+    (binary_encoding, (4, 2), {"wrap": 1}, TypeError, "wrap must be True or False"),
     (SinusoidalPositionalEncoding, (5,), {}, ValueError, "dim must be a positive even integer"),
     (SinusoidalPositionalEncoding, (4, 0), {}, ValueError, "max_len must be an integer >= 1"),
     (

@@ -39,6 +39,8 @@ def test_auto_prefers_cuda_then_mps_then_cpu(machine, cuda, mps, expected, prefe
         ("cuda:1", 2, False, "cuda:1"),
         (torch.device("cuda", 0), 1, False, "cuda:0"),
         ("mps", 0, True, "mps"),
+        ("meta", 0, False, "meta"),  # no data, so any machine has it (shape inference)
+        (torch.device("meta"), 2, True, "meta"),
     ],
 )
 def test_explicit_request_available(machine, request_, cuda, mps, expected):

@@ -22,10 +22,12 @@ import pytest
 import torch
 
 from posenc_ref import apply_rope, inv_freq, permute_qk_weight, rope_cos_sin
+from posenc_ref.models import rope_spec
 from posenc_ref.rope_scaling import (
     dynamic_ntk,
     linear,
     llama3,
+    longrope,
     ntk_aware,
     yarn,
     yarn_mscale,
@@ -34,6 +36,7 @@ from posenc_ref.rope_scaling import (
 pytestmark = pytest.mark.peers
 
 ULP = 2.0**-24
+F64 = torch.float64
 HEAD_DIMS = [16, 64, 128]
 
 
@@ -182,6 +185,62 @@ LLAMA3_CASES = [
     (128, 500000.0, 16.0, 1.0, 1.0, 8192),  # Llama 4 Scout: no middle band
     (16, 10000.0, 4.0, 1.0, 4.0, 2048),
 ]
+
+
+LONGROPE_CASES = [
+    # head_dim, base, max, original, explicit factor, explicit attention factor
+    (96, 10000.0, 131072, 4096, None, None),  # Phi-3 mini 128k style: s from max / original
+    (16, 10000.0, 2048, 512, 8.0, None),  # an explicit factor wins over max / original
+    (16, 500000.0, 2048, 512, None, 1.25),  # an explicit attention factor is final
+    (16, 10000.0, 512, 512, None, None),  # s = 1: attention factor 1
+]
+
+
+@pytest.mark.parametrize("head_dim, base, max_len, original, factor, attention", LONGROPE_CASES)
+@pytest.mark.parametrize("seq_len", [None, 1, "original", "original+1", "4x"])
+def test_hf_longrope(hf, head_dim, base, max_len, original, factor, attention, seq_len):
+    """Short list up to the original length, long list past it; HF's s and attention factor."""
+    pairs = head_dim // 2
+    short = [1.0 + 0.01 * i for i in range(pairs)]
+    long = [1.0 + 1.5 * i for i in range(pairs)]
+    extra = {
+        "short_factor": short,
+        "long_factor": long,
+        "original_max_position_embeddings": original,
+    }
+    if factor is not None:
+        extra["factor"] = factor
+    if attention is not None:
+        extra["attention_factor"] = attention
+    config = hf.config(head_dim, base, max_len, rope_type="longrope", **extra)
+    length = {None: None, 1: 1, "original": original, "original+1": original + 1}.get(
+        seq_len, 4 * original
+    )
+    theirs, scale = hf.init["longrope"](config, "cpu", seq_len=length)
+    ours = longrope(
+        head_dim, base, short_factor=short, long_factor=long, original_max_len=original,
+        seq_len=length or 0, factor=factor, max_len=max_len, attention_factor=attention,
+    )  # fmt: skip
+    torch.testing.assert_close(theirs.double(), ours.inv_freq, rtol=freq_rtol(base), atol=0)
+    assert scale == pytest.approx(ours.attention_factor, rel=1e-12)
+
+
+@pytest.mark.parametrize("head_dim, fraction", [(16, 0.25), (64, 0.5), (512, 0.25), (32, 1.0)])
+@pytest.mark.parametrize("factor", [1.0, 4.0])
+def test_hf_proportional(hf, head_dim, fraction, factor):
+    """Gemma 4's "proportional": the first pairs at head-width frequencies, the rest zero."""
+    config = hf.config(
+        head_dim, 1e6, rope_type="proportional", partial_rotary_factor=fraction, factor=factor
+    )
+    theirs, scale = hf.init["proportional"](config, "cpu")
+    rotating = int(fraction * head_dim) // 2
+    expected = torch.cat(
+        [inv_freq(head_dim, 1e6)[:rotating], torch.zeros(head_dim // 2 - rotating, dtype=F64)]
+    ) / factor  # fmt: skip
+    torch.testing.assert_close(theirs.double(), expected, rtol=freq_rtol(1e6), atol=0)
+    assert scale == 1.0
+    spec = rope_spec(config.to_dict())
+    assert spec.rotary_dim == head_dim and torch.equal(spec.inv_freq, expected)
 
 
 @pytest.mark.parametrize("head_dim, base, factor, low, high, original", LLAMA3_CASES)

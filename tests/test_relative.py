@@ -226,6 +226,22 @@ BAD_CALLS = [
         "bidirectional must be",
     ),
     (shaw_relative_index, (torch.tensor([1]), 0), {}, ValueError, "max_relative_position must be"),
+    # uint8 holds no negative distance: shaw_relative_index(tensor([0], uint8), 2) returned row 4
+    # (the row of distance +2) instead of row 2, because the clamp's -2 wrapped around.
+    (
+        shaw_relative_index,
+        (torch.tensor([0, 200], dtype=torch.uint8), 2),
+        {},
+        TypeError,
+        r"must be a signed integer tensor \(key - query is negative",
+    ),
+    (
+        t5_relative_bucket,
+        (torch.tensor([0, 255], dtype=torch.uint8),),
+        {},
+        TypeError,
+        "relative_position must be a signed integer tensor",
+    ),
 ]
 
 

@@ -20,6 +20,8 @@ from posenc_ref.rope_scaling import (
     dynamic_ntk,
     linear,
     llama3,
+    longrope,
+    longrope_attention_factor,
     ntk_aware,
     yarn,
     yarn_mscale,
@@ -68,6 +70,17 @@ def test_factor_one_is_identity(dim, base, original_max_len, seq_len):
         ),
         "yarn": yarn(dim, base, factor=1.0, original_max_len=original_max_len),
         "llama3": llama3(dim, base, factor=1.0, original_max_len=original_max_len),
+        # LongRoPE's lists are the method: with every rescale factor 1 and s = 1 it is plain RoPE
+        # on both sides of the switch.
+        "longrope": longrope(
+            dim,
+            base,
+            short_factor=[1.0] * (dim // 2),
+            long_factor=[1.0] * (dim // 2),
+            original_max_len=max(original_max_len, 2),
+            seq_len=seq_len,
+            factor=1.0,
+        ),
     }
     assert set(results) == set(SCALING_METHODS)
     for name, freqs in results.items():
@@ -331,6 +344,143 @@ def test_regression_llama3_meta_defaults():
     assert (kept, divided) == (29, 29)  # 6 pairs in the blend: 29 .. 34
 
 
+# --- LongRoPE ----------------------------------------------------------------------------------
+
+rescale_lists = st.integers(1, 32).flatmap(
+    lambda pairs: st.tuples(
+        st.lists(st.floats(0.5, 80.0), min_size=pairs, max_size=pairs),
+        st.lists(st.floats(0.5, 80.0), min_size=pairs, max_size=pairs),
+    )
+)
+
+
+@given(
+    rescale_lists,
+    bases,
+    st.integers(2, 1 << 17),
+    st.integers(0, 1 << 19),
+    st.floats(1.0, 64.0) | st.none(),
+)
+@example(([1.0, 4.0], [2.0, 8.0]), 10000.0, 4096, 4096, None)
+@example(([1.0, 4.0], [2.0, 8.0]), 10000.0, 4096, 4097, None)
+def test_longrope_formula(lists, base, original_max_len, seq_len, factor):
+    """omega_i / phi_i with phi the short list up to L and the long list past it; HF's a and s."""
+    short, long = lists
+    dim = 2 * len(short)
+    max_len = 32 * original_max_len
+    got = longrope(
+        dim,
+        base,
+        short_factor=short,
+        long_factor=long,
+        original_max_len=original_max_len,
+        seq_len=seq_len,
+        factor=factor,
+        max_len=max_len,
+    )
+    rescale = long if seq_len > original_max_len else short
+    expected = [math.pow(base, -2 * i / dim) / phi for i, phi in enumerate(rescale)]
+    torch.testing.assert_close(got.inv_freq, torch.tensor(expected, dtype=F64), rtol=1e-13, atol=0)
+    s = max_len / original_max_len if factor is None else factor
+    a = 1.0 if s <= 1 else math.sqrt(1 + math.log(s) / math.log(original_max_len))
+    assert got.attention_factor == pytest.approx(a, rel=1e-15)
+    assert longrope_attention_factor(s, original_max_len) == got.attention_factor
+
+
+@given(rescale_lists, st.integers(2, 1 << 17))
+def test_longrope_switches_after_the_original_length(lists, original_max_len):
+    """Lengths up to L use the short list, L + 1 and beyond the long one (HF: seq_len > L)."""
+    short, long = lists
+    dim = 2 * len(short)
+
+    def at(seq_len):
+        return longrope(
+            dim,
+            short_factor=short,
+            long_factor=long,
+            original_max_len=original_max_len,
+            seq_len=seq_len,
+            factor=2.0,
+        ).inv_freq
+
+    omega = inv_freq(dim)
+    for seq_len in (0, 1, original_max_len):
+        torch.testing.assert_close(at(seq_len) * torch.tensor(short, dtype=F64), omega)
+    for seq_len in (original_max_len + 1, 4 * original_max_len):
+        torch.testing.assert_close(at(seq_len) * torch.tensor(long, dtype=F64), omega)
+
+
+@given(st.floats(0.1, 4.0), st.integers(2, 1 << 17), st.integers(1, 64))
+def test_longrope_explicit_attention_factor_is_final(a, original_max_len, multiple):
+    """An explicit attention_factor is used as is (HF semantics), whatever s is."""
+    got = longrope(
+        4,
+        short_factor=[1.0, 2.0],
+        long_factor=[1.0, 8.0],
+        original_max_len=original_max_len,
+        seq_len=0,
+        max_len=multiple * original_max_len,
+        attention_factor=a,
+    )
+    assert got.attention_factor == a
+
+
+def test_regression_longrope_phi3_attention_factor():
+    """Phi-3/3.5 mini 128k: s = 131072 / 4096 = 32, L = 4096, so ln s / ln L = 5/12 exactly."""
+    mpmath.mp.dps = 50
+    expected = mpmath.sqrt(1 + mpmath.log(32) / mpmath.log(4096))
+    assert expected == pytest.approx(float(mpmath.sqrt(mpmath.mpf(17) / 12)), rel=1e-40)
+    got = longrope(
+        4,
+        short_factor=[1.0, 1.0],
+        long_factor=[1.0, 1.0],
+        original_max_len=4096,
+        seq_len=5000,
+        max_len=131072,
+    )
+    assert got.attention_factor == pytest.approx(float(expected), rel=1e-15)
+
+
+@given(
+    st.integers(1, 16),
+    seeds,
+    st.integers(2, 64),
+    st.integers(0, 512),
+    st.integers(0, 512),
+    st.integers(1, 1000),
+)
+def test_longrope_cached_key_score_mixes_two_frequency_sets(pairs, seed, L, m, n, shift):
+    """A cached key (short list) against a new query (long list) mixes two frequency sets.
+
+    The score is Re sum_i q_i conj(k_i) exp(j (m omega_i / phi_long - n omega_i / phi_short)),
+    which depends on m and n separately; with one list for both it depends on m - n only.
+    """
+    dim = 2 * pairs
+    gen = torch.Generator().manual_seed(seed)
+    short = (1 + 3 * torch.rand(pairs, generator=gen, dtype=F64)).tolist()
+    long = (4 + 60 * torch.rand(pairs, generator=gen, dtype=F64)).tolist()
+    q, k = torch.randn(2, dim, generator=gen, dtype=F64)
+    kw = {"short_factor": short, "long_factor": long, "original_max_len": L, "factor": 4.0}
+    omega_short = longrope(dim, seq_len=L, **kw).inv_freq
+    omega_long = longrope(dim, seq_len=L + 1, **kw).inv_freq
+
+    def rotated(x, position, omega):
+        cos, sin = rope_cos_sin(torch.tensor([position]), omega, dtype=F64)
+        return apply_rope(x[None], cos, sin)[0]
+
+    def formula(m, n, omega_q, omega_k):
+        qc = torch.complex(q[0::2], q[1::2])  # interleaved pairs
+        kc = torch.complex(k[0::2], k[1::2])
+        phase = torch.exp(1j * (m * omega_q - n * omega_k))
+        return float((qc * kc.conj() * phase).sum().real)
+
+    mixed = float(rotated(q, m, omega_long) @ rotated(k, n, omega_short))
+    assert mixed == pytest.approx(formula(m, n, omega_long, omega_short), abs=1e-9)
+    consistent = float(rotated(q, m, omega_long) @ rotated(k, n, omega_long))
+    shifted = float(rotated(q, m + shift, omega_long) @ rotated(k, n + shift, omega_long))
+    assert consistent == pytest.approx(shifted, abs=1e-9)
+
+
 # --- bad input --------------------------------------------------------------------------------
 
 
@@ -381,6 +531,97 @@ def test_regression_llama3_meta_defaults():
         (lambda: llama3(8, original_max_len=0), ValueError, "original_max_len"),
         (lambda: llama3(8, factor=0.25), ValueError, "factor"),
         (lambda: yarn_mscale(0.0), ValueError, "factor"),
+        (
+            lambda: longrope(
+                4,
+                short_factor=[1.0],
+                long_factor=[1.0, 1.0],
+                original_max_len=8,
+                seq_len=0,
+                factor=2.0,
+            ),
+            ValueError,
+            "short_factor",
+        ),
+        (
+            lambda: longrope(
+                4,
+                short_factor=[1.0, 1.0],
+                long_factor=[1.0, 0.0],
+                original_max_len=8,
+                seq_len=0,
+                factor=2.0,
+            ),
+            ValueError,
+            r"long_factor\[1\]",
+        ),
+        (
+            lambda: longrope(
+                4,
+                short_factor="11",
+                long_factor=[1.0, 1.0],
+                original_max_len=8,
+                seq_len=0,
+                factor=2.0,
+            ),
+            TypeError,
+            "short_factor",
+        ),
+        (
+            lambda: longrope(
+                4, short_factor=[1.0, 1.0], long_factor=[1.0, 1.0], original_max_len=8, seq_len=0
+            ),
+            ValueError,
+            "max_len",
+        ),
+        (
+            lambda: longrope(
+                4,
+                short_factor=[1.0, 1.0],
+                long_factor=[1.0, 1.0],
+                original_max_len=8,
+                seq_len=0,
+                max_len=4,
+            ),
+            ValueError,
+            "max_len",
+        ),
+        (
+            lambda: longrope(
+                4,
+                short_factor=[1.0, 1.0],
+                long_factor=[1.0, 1.0],
+                original_max_len=1,
+                seq_len=0,
+                factor=2.0,
+            ),
+            ValueError,
+            "original_max_len",
+        ),
+        (
+            lambda: longrope(
+                4,
+                short_factor=[1.0, 1.0],
+                long_factor=[1.0, 1.0],
+                original_max_len=8,
+                seq_len=-1,
+                factor=2.0,
+            ),
+            ValueError,
+            "seq_len",
+        ),
+        (
+            lambda: longrope(
+                4,
+                short_factor=[1.0, 1.0],
+                long_factor=[1.0, 1.0],
+                original_max_len=8,
+                seq_len=0,
+                factor=0.5,
+            ),
+            ValueError,
+            "factor",
+        ),
     ],
 )
 def test_bad_input(call, error, match):

@@ -12,13 +12,14 @@ The modules follow the pages:
 - ``plots.rope``: the rotation of a pair, the long-term decay (``rope.md``).
 - ``plots.rope_scaling``: wavelengths under each context-extension method (``rope_scaling.md``).
 - ``plots.precision``: float32 against float64 angles (``precision.md``).
+- ``plots.models``: per-pair wavelengths of released models (``models.md``).
 
 Every function is also importable from here (``from posenc_ref.plots import heatmap``). The
 visual tour (``tour.md``) reuses the figures of the first two. The benchmark figures are not
 part of the package: they live beside the benchmarks, in ``benchmarks/figures.py``.
 
-``import posenc_ref`` does not import this package, and this package imports neither matplotlib
-nor numpy until a figure is drawn: each function imports what it needs.
+``import posenc_ref`` does not import this package, and this package does not import
+matplotlib (nor scikit-learn) until a figure is drawn: each function imports what it needs.
 """
 
 from ._registry import SITE_FIGURES, render_svg, site_figure
@@ -33,6 +34,9 @@ from .absolute import (
     pipeline_diagram,
     waves,
     waves_default,
+)
+from .models import (
+    zoo_wavelengths,
 )
 from .precision import (
     angle_precision,
@@ -107,4 +111,5 @@ __all__ = [
     "context_extension",
     "angle_precision_data",
     "angle_precision",
+    "zoo_wavelengths",
 ]

@@ -1,0 +1,551 @@
+"""RoPE as released models use it (posenc_ref/models.py, RotaryEmbedding.from_hf_config).
+
+The config reader against the facts of each released family, both config forms, HF's rules for
+widths and implicit values, every error it promises; the module built from a config against the
+pure functions; the claims of the partial-rotary, LongRoPE and M-RoPE sections of the site. No
+peer library needed (agreement with HF transformers is in tests/test_models_hf.py).
+"""
+
+import copy
+import math
+
+import pytest
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from posenc_ref import (
+    RotaryEmbedding,
+    apply_rope,
+    inv_freq,
+    rope_cos_sin,
+    to_half_layout,
+)
+from posenc_ref.models import FAMILIES, RopeSpec, released_config, released_configs, rope_spec
+from posenc_ref.mrope import mrope_cos_sin, mrope_positions
+from posenc_ref.rope_scaling import dynamic_ntk, longrope, yarn_mscale
+from tests.strategies import bases, layouts, seeds
+
+F64 = torch.float64
+
+# --- the released families: facts from their configs and model cards --------------------------
+
+# name: (head_dim, rotary_dim, layout, base, rope_type, original context, max_position_embeddings)
+RELEASED = {
+    "Llama 2": (128, 128, "half", 1e4, "default", 4096, 4096),
+    "Llama 3.1": (128, 128, "half", 5e5, "llama3", 8192, 131072),
+    "Llama 3.2": (64, 64, "half", 5e5, "llama3", 8192, 131072),
+    "Mistral 7B": (128, 128, "half", 1e4, "default", 32768, 32768),
+    "Qwen2.5 (YaRN)": (128, 128, "half", 1e6, "yarn", 32768, 32768),
+    "GPT-NeoX / Pythia": (128, 32, "half", 1e4, "default", 2048, 2048),
+    "Phi-2": (80, 32, "half", 1e4, "default", 2048, 2048),
+    "StableLM": (80, 20, "half", 1e4, "default", 4096, 4096),
+    "GLM-4": (128, 64, "interleaved", 1e4, "default", 32768, 32768),
+    "Phi-3.5-mini (LongRoPE)": (96, 96, "half", 1e4, "longrope", 4096, 131072),
+    "Phi-4-mini (LongRoPE, partial)": (128, 96, "half", 1e4, "longrope", 4096, 131072),
+    "Qwen2-VL (M-RoPE)": (128, 128, "half", 1e6, "default", 32768, 32768),
+    "Qwen2.5-VL (M-RoPE)": (128, 128, "half", 1e6, "default", 128000, 128000),
+    "Qwen3-VL (interleaved M-RoPE)": (128, 128, "half", 5e6, "default", 262144, 262144),
+    "Qwen3.6 (partial, interleaved M-RoPE)": (256, 64, "half", 1e7, "default", 262144, 262144),
+    "DeepSeek-V3 (YaRN, mscale)": (64, 64, "interleaved", 1e4, "yarn", 4096, 163840),
+    "gpt-oss (YaRN, truncate false)": (64, 64, "half", 1.5e5, "yarn", 4096, 131072),
+}
+
+
+def test_every_released_config_has_a_source_and_a_row_here():
+    entries = released_configs()
+    assert {e["name"] for e in entries} == set(RELEASED) | {"Gemma 3"}
+    for e in entries:
+        assert e["model"].count("/") == 1 and e["source"], e["name"]
+
+
+@pytest.mark.parametrize("name", list(RELEASED))
+def test_released_specs(name):
+    head, rotary, layout, base, rope_type, original, max_len = RELEASED[name]
+    spec = rope_spec(released_config(name))
+    got = (spec.head_dim, spec.rotary_dim, spec.layout, spec.base, spec.rope_type)
+    assert got == (head, rotary, layout, base, rope_type)
+    assert (spec.original_max_len, spec.max_len) == (original, max_len)
+    assert spec.inv_freq.dtype == F64 and spec.inv_freq.shape == (rotary // 2,)
+
+
+def test_released_gemma3_per_layer_type():
+    config = released_config("Gemma 3")
+    local = rope_spec(config, layer_type="sliding_attention")
+    full = rope_spec(config, layer_type="full_attention")
+    assert (local.rope_type, local.base, full.rope_type, full.base) == (
+        "default",
+        1e4,
+        "linear",
+        1e6,
+    )
+    torch.testing.assert_close(full.inv_freq, inv_freq(256, 1e6) / 8, rtol=1e-15, atol=0)
+    assert torch.equal(local.inv_freq, inv_freq(256, 1e4))
+
+
+def test_released_special_cases():
+    """Attention factors and orders with closed forms: Phi-3.5, gpt-oss, DeepSeek-V3, M-RoPE."""
+    phi = rope_spec(released_config("Phi-3.5-mini (LongRoPE)"))
+    assert phi.attention_factor == pytest.approx(math.sqrt(17 / 12), rel=1e-15)  # s 32, L 4096
+    oss = rope_spec(released_config("gpt-oss (YaRN, truncate false)"))
+    assert oss.attention_factor == pytest.approx(0.1 * math.log(32) + 1, rel=1e-15)
+    deepseek = rope_spec(released_config("DeepSeek-V3 (YaRN, mscale)"))
+    assert deepseek.attention_factor == 1.0  # equal mscales: g(s, 1) / g(s, 1)
+    assert deepseek.output_layout == "half" and deepseek.layout == "interleaved"
+    assert deepseek.softmax_scale_factor == pytest.approx((0.1 * math.log(40) + 1) ** 2)
+    qwen2 = rope_spec(released_config("Qwen2-VL (M-RoPE)"))
+    assert (qwen2.mrope_section, qwen2.mrope_interleaved) == ((16, 24, 24), False)
+    qwen3 = rope_spec(released_config("Qwen3-VL (interleaved M-RoPE)"))
+    assert (qwen3.mrope_section, qwen3.mrope_interleaved) == ((24, 20, 20), True)
+
+
+# --- both config forms ------------------------------------------------------------------------
+
+
+def to_rope_parameters(config: dict) -> dict:
+    """The transformers >= 5 form of an older config, written out by hand."""
+    config = copy.deepcopy(config)
+    if "text_config" in config:
+        config["text_config"] = to_rope_parameters(config["text_config"])
+        return config
+    if "rope_parameters" in config:  # already the new form
+        return config
+    rope = dict(config.pop("rope_scaling", None) or {"rope_type": "default"})
+    if "type" in rope:
+        rope["rope_type"] = {"su": "longrope", "mrope": "default"}.get(rope["type"], rope["type"])
+        del rope["type"]
+    theta = config.pop("rope_theta", None)
+    theta = config.pop("rotary_emb_base", theta)
+    if "rope_local_base_freq" in config:  # Gemma 3: one dict per layer type
+        local = config.pop("rope_local_base_freq")
+        config["rope_parameters"] = {
+            "full_attention": {**rope, "rope_theta": theta},
+            "sliding_attention": {"rope_type": "default", "rope_theta": local},
+        }
+        return config
+    if theta is not None:
+        rope["rope_theta"] = theta
+    partial = config.pop("partial_rotary_factor", None)
+    partial = config.pop("rotary_pct", partial)
+    if partial is not None:
+        rope["partial_rotary_factor"] = partial
+    if "original_max_position_embeddings" in config:
+        rope["original_max_position_embeddings"] = config.pop("original_max_position_embeddings")
+    config["rope_parameters"] = rope
+    return config
+
+
+def same_spec(a: RopeSpec, b: RopeSpec) -> None:
+    for name in ("head_dim", "rotary_dim", "layout", "output_layout", "base", "rope_type",
+                 "attention_factor", "original_max_len", "max_len", "mrope_section",
+                 "mrope_interleaved", "scaling", "softmax_scale_factor"):  # fmt: skip
+        assert getattr(a, name) == getattr(b, name), name
+    assert torch.equal(a.inv_freq, b.inv_freq)
+
+
+@pytest.mark.parametrize("entry", released_configs(), ids=lambda e: e["name"])
+def test_both_config_forms_give_the_same_spec(entry):
+    for layer_type in entry.get("layer_types", [None]):
+        legacy = rope_spec(entry["config"], layer_type=layer_type)
+        new = rope_spec(to_rope_parameters(entry["config"]), layer_type=layer_type)
+        same_spec(legacy, new)
+
+
+@given(
+    st.integers(1, 128).map(lambda h: 2 * h),
+    st.sampled_from([0.25, 0.4, 0.5, 0.75, 1.0]) | st.floats(0.05, 1.0),
+    bases.filter(lambda b: b <= 1e7),
+)
+@example(80, 0.4, 10000.0)
+@example(128, 0.25, 10000.0)
+def test_rotary_width_and_frequencies_follow_hf(head_dim, partial, base):
+    """rotary_dim = int(head_dim * partial_rotary_factor); omega_i = base^(-2i / rotary_dim)."""
+    config = {
+        "model_type": "gpt_neox",
+        "head_dim": head_dim,
+        "rope_theta": base,
+        "partial_rotary_factor": partial,
+    }
+    rotary = int(head_dim * partial)
+    if rotary < 2 or rotary % 2:
+        with pytest.raises(ValueError, match="partial_rotary_factor"):
+            rope_spec(config)
+        return
+    spec = rope_spec(config)
+    assert (spec.head_dim, spec.rotary_dim) == (head_dim, rotary)
+    expected = [math.pow(base, -2 * i / rotary) for i in range(rotary // 2)]
+    torch.testing.assert_close(spec.inv_freq, torch.tensor(expected, dtype=F64), rtol=1e-13, atol=0)
+
+
+def test_family_defaults_fill_absent_keys():
+    """Absent keys take the config class's defaults: Phi 0.5, GPT-NeoX 0.25, Qwen2-VL 1e6, ..."""
+    assert rope_spec({"model_type": "phi", "head_dim": 64}).rotary_dim == 32
+    assert rope_spec({"model_type": "gpt_neox", "head_dim": 64}).rotary_dim == 16
+    assert rope_spec({"model_type": "qwen2_vl", "head_dim": 128}).base == 1e6
+    assert rope_spec({"model_type": "qwen3_vl"}).mrope_section == (24, 20, 20)
+    assert rope_spec({"model_type": "llama", "head_dim": 64}).base == 1e4
+    spec = rope_spec({"model_type": "deepseek_v3", "rope_interleave": False})
+    assert (spec.head_dim, spec.layout, spec.output_layout) == (64, "half", "half")
+
+
+def test_unknown_family_needs_a_layout():
+    config = {"model_type": "my_model", "head_dim": 32, "rope_theta": 1e4}
+    with pytest.raises(ValueError, match="my_model.*layout="):
+        rope_spec(config)
+    assert rope_spec(config, layout="interleaved").layout == "interleaved"
+
+
+def test_every_family_says_where_its_layout_comes_from():
+    for name, family in FAMILIES.items():
+        assert family.source.startswith("modeling_"), name
+
+
+def test_frequencies_of_length_dependent_types():
+    phi = rope_spec(released_config("Phi-4-mini (LongRoPE, partial)"))
+    short = phi.frequencies(4096)
+    long = phi.frequencies(4097)
+    assert torch.equal(short.inv_freq, phi.inv_freq)
+    expected = longrope(
+        96,
+        short_factor=[1.0] * 48,
+        long_factor=released_config("Phi-4-mini (LongRoPE, partial)")["rope_scaling"][
+            "long_factor"
+        ],
+        original_max_len=4096,
+        seq_len=4097,
+        max_len=131072,
+    )
+    assert torch.equal(long.inv_freq, expected.inv_freq)
+    assert long.attention_factor == short.attention_factor == phi.attention_factor
+    config = {"model_type": "llama", "head_dim": 32, "max_position_embeddings": 1024,
+              "rope_scaling": {"type": "dynamic", "factor": 2.0}}  # fmt: skip
+    dyn = rope_spec(config)
+    assert dyn.original_max_len == 1024 and torch.equal(
+        dyn.frequencies(1024).inv_freq, inv_freq(32)
+    )
+    grown = dynamic_ntk(32, factor=2.0, seq_len=3000, original_max_len=1024)
+    assert torch.equal(dyn.frequencies(3000).inv_freq, grown.inv_freq)
+
+
+def test_yarn_attention_factor_rules():
+    """Explicit attention_factor is final; both mscales give a ratio; else 0.1 ln s + 1."""
+    base = {"model_type": "llama", "head_dim": 64, "max_position_embeddings": 8192}
+
+    def spec(**rope):
+        rope = {
+            "rope_type": "yarn",
+            "factor": 4.0,
+            "original_max_position_embeddings": 2048,
+            **rope,
+        }
+        return rope_spec({**base, "rope_scaling": rope})
+
+    assert spec().attention_factor == yarn_mscale(4.0)
+    assert spec(attention_factor=1.5).attention_factor == 1.5
+    assert spec(mscale=0.707, mscale_all_dim=1.0).attention_factor == pytest.approx(
+        yarn_mscale(4.0, 0.707) / yarn_mscale(4.0, 1.0)
+    )
+    assert spec(mscale=1.0).attention_factor == yarn_mscale(4.0)  # one mscale alone is unused
+    no_factor = rope_spec(
+        {**base, "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 2048}}
+    )
+    assert no_factor.attention_factor == yarn_mscale(4.0)  # s = 8192 / 2048
+
+
+# --- errors: nothing is ignored ---------------------------------------------------------------
+
+LLAMA = {"model_type": "llama", "head_dim": 64, "max_position_embeddings": 4096}
+
+
+@pytest.mark.parametrize(
+    "config, kwargs, error, match",
+    [
+        ({**LLAMA, "rope_scaling": {"type": "linear", "factor": 2.0, "betta": 1}}, {},
+         ValueError, "betta"),
+        ({**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": 2.0, "beta_fast": 32}}, {},
+         ValueError, "beta_fast"),
+        ({**LLAMA, "rope_theta": 1e4, "rope_parameters": {"rope_theta": 5e5}}, {},
+         ValueError, "rope_theta"),
+        ({**LLAMA, "rope_scaling": {"type": "linear", "factor": 2.0},
+          "rope_parameters": {"rope_type": "linear", "factor": 4.0}}, {},
+         ValueError, "rope_parameters.*rope_scaling"),
+        ({**LLAMA, "rope_scaling": {"type": "linear", "rope_type": "yarn", "factor": 2.0}}, {},
+         ValueError, "rope_type"),
+        ({"model_type": "gpt_neox", "head_dim": 64, "rotary_pct": 0.25,
+          "partial_rotary_factor": 0.5}, {}, ValueError, "partial_rotary_factor"),
+        ({**LLAMA, "rotary_pct": 0.25}, {}, ValueError, "rotary_pct"),
+        ({**LLAMA, "rope_local_base_freq": 1e4}, {}, ValueError, "rope_local_base_freq"),
+        ({**LLAMA, "rope_interleave": True}, {}, ValueError, "rope_interleave"),
+        ({**LLAMA, "rope_ratio": 500}, {}, NotImplementedError, "rope_ratio"),
+        ({**LLAMA, "rope_scaling": {"rope_type": "axial"}}, {}, NotImplementedError, "axial"),
+        ({**LLAMA, "rope_scaling": {"rope_type": "ntk"}}, {}, ValueError, "unknown rope_type"),
+        ({"model_type": "mamba"}, {}, ValueError, "layout="),
+        ({"model_type": "glm4", "head_dim": 64}, {"layout": "half"}, ValueError, "interleaved"),
+        ({"model_type": "llama"}, {}, ValueError, "head_dim"),
+        ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 3}, {},
+         ValueError, "hidden_size"),
+        ({**LLAMA, "partial_rotary_factor": 0.3}, {}, ValueError, "partial_rotary_factor"),
+        ({**LLAMA, "partial_rotary_factor": 1.5}, {}, ValueError, "partial_rotary_factor"),
+        ({**LLAMA, "rope_theta": 1.0}, {}, ValueError, "rope_theta"),
+        ({**LLAMA, "rope_theta": "1e4"}, {}, TypeError, "rope_theta"),
+        ({**LLAMA, "rope_scaling": {"rope_type": "linear"}}, {}, ValueError, "'factor'"),
+        ({**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                    "original_max_position_embeddings": 2048}}, {},
+         ValueError, "inconsistent factor"),
+        ({**LLAMA, "original_max_position_embeddings": 1024,
+          "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                           "high_freq_factor": 4.0, "original_max_position_embeddings": 2048}}, {},
+         ValueError, "original_max_position_embeddings"),
+        ({"model_type": "phi3", "head_dim": 8, "max_position_embeddings": 64,
+          "original_max_position_embeddings": 16,
+          "rope_scaling": {"type": "su", "short_factor": [1.0] * 3, "long_factor": [1.0] * 4}},
+         {}, ValueError, "short_factor"),
+        ({"model_type": "qwen2_vl", "head_dim": 64,
+          "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}, {},
+         ValueError, "mrope_section"),
+        ({"model_type": "qwen2_vl", "head_dim": 128,
+          "rope_scaling": {"mrope_section": [16, 24, 24], "mrope_interleaved": True}}, {},
+         ValueError, "mrope_interleaved"),
+        ({**LLAMA, "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}}, {},
+         ValueError, "M-RoPE"),
+        (released_config("Gemma 3"), {}, ValueError, "layer_type="),
+        (released_config("Gemma 3"), {"layer_type": "chunked_attention"}, ValueError,
+         "chunked_attention"),
+        ({**LLAMA, "layer_types": ["full_attention"]}, {"layer_type": "sliding_attention"},
+         ValueError, "sliding_attention"),
+        ({"model_type": "gemma3_text", "head_dim": 32,
+          "rope_parameters": {"full_attention": None,
+                              "sliding_attention": {"rope_type": "default"}}},
+         {"layer_type": "full_attention"}, ValueError, "no RoPE"),
+        ([("model_type", "llama")], {}, TypeError, "config"),
+    ],
+)  # fmt: skip
+def test_bad_config(config, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        rope_spec(config, **kwargs)
+
+
+# --- the module built from a config -----------------------------------------------------------
+
+
+def pure_rotation(spec: RopeSpec, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """apply_rope on the spec's tables, computed for this call's length (the definition)."""
+    length = int(positions.max()) + 1
+    freqs = spec.frequencies(length)
+    if spec.mrope_section is not None:
+        if positions.dim() == 1:
+            positions = positions.expand(3, -1)
+        cos, sin = mrope_cos_sin(
+            positions, freqs.inv_freq, spec.mrope_section, interleaved=spec.mrope_interleaved,
+            attention_factor=freqs.attention_factor, dtype=x.dtype,
+        )  # fmt: skip
+    else:
+        cos, sin = rope_cos_sin(
+            positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=x.dtype
+        )
+    y = apply_rope(x, cos, sin, layout=spec.layout, rotary_dim=spec.rotary_dim)
+    if spec.output_layout != spec.layout:  # DeepSeek-V3
+        r = spec.rotary_dim
+        y = torch.cat([to_half_layout(y[..., :r]), y[..., r:]], dim=-1)
+    return y
+
+
+@pytest.mark.parametrize("entry", released_configs(), ids=lambda e: e["name"])
+@pytest.mark.parametrize("start", [0, 3000, 150000])
+def test_from_hf_config_equals_the_pure_functions(entry, start):
+    """The module (its cache, its per-call frequencies) equals apply_rope on the spec's tables."""
+    for layer_type in entry.get("layer_types", [None]):
+        rope = RotaryEmbedding.from_hf_config(entry["config"], layer_type=layer_type, max_len=64)
+        spec = rope.spec
+        gen = torch.Generator().manual_seed(start)
+        if spec.mrope_section is not None:
+            positions = mrope_positions(3, (1, 3, 4), 2, start=start)
+        else:
+            positions = torch.arange(start, start + 17)
+        seq = positions.shape[-1]
+        q = torch.randn(2, 3, seq, spec.head_dim, dtype=F64, generator=gen)
+        k = torch.randn(2, 1, seq, spec.head_dim, dtype=F64, generator=gen)
+        q_rot, k_rot = rope(q, k, positions)
+        torch.testing.assert_close(q_rot, pure_rotation(spec, q, positions), rtol=0, atol=1e-12)
+        torch.testing.assert_close(k_rot, pure_rotation(spec, k, positions), rtol=0, atol=1e-12)
+
+
+def test_longrope_module_switches_per_call():
+    """Calls within the original context use the short list, longer calls the long list."""
+    config = released_config("Phi-3.5-mini (LongRoPE)")
+    rope = RotaryEmbedding.from_hf_config(config)
+    spec = rope.spec
+    x = torch.randn(1, 1, 2, 96, dtype=F64)
+    inside, past = torch.tensor([4000, 4095]), torch.tensor([4000, 4096])
+    # the same position 4000 is rotated differently depending on the call's length
+    a = rope(x, x, inside)[0][..., 0, :]
+    b = rope(x, x, past)[0][..., 0, :]
+    short, long = spec.frequencies(4096), spec.frequencies(4097)
+    for got, freqs in ((a, short), (b, long)):
+        cos, sin = rope_cos_sin(
+            torch.tensor([4000]), freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=F64
+        )
+        torch.testing.assert_close(
+            got, apply_rope(x[..., :1, :], cos, sin, layout="half")[..., 0, :]
+        )
+    assert not torch.allclose(a, b)
+    # stateless: after a long call, a short one is back on the short list
+    torch.testing.assert_close(rope(x, x, inside)[0][..., 0, :], a, rtol=0, atol=0)
+
+
+@given(seeds, st.integers(0, 1 << 14), st.integers(0, 1 << 14), st.integers(1, 1 << 12))
+def test_output_layout_keeps_every_score(seed, m, n, shift):
+    """DeepSeek-V3's write-back order permutes q and k alike: every score is unchanged.
+
+    The score q . k stays the plain interleaved one, so it still depends on m - n only.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, 1, 1, 64, dtype=F64, generator=gen)
+    plain = RotaryEmbedding(64, layout="interleaved")
+    reordered = RotaryEmbedding(64, layout="interleaved", output_layout="half")
+
+    def score(rope, m, n):
+        qr = rope(q, q, torch.tensor([m]))[0]
+        kr = rope(k, k, torch.tensor([n]))[1]
+        return float((qr * kr).sum())
+
+    assert score(reordered, m, n) == pytest.approx(score(plain, m, n), abs=1e-10)
+    assert score(reordered, m + shift, n + shift) == pytest.approx(score(plain, m, n), abs=1e-9)
+    qr = reordered(q, q, torch.tensor([m]))[0]
+    assert torch.equal(qr, to_half_layout(plain(q, q, torch.tensor([m]))[0]))
+
+
+# --- partial rotary: the claims of the site ---------------------------------------------------
+
+
+@given(
+    st.integers(1, 16).map(lambda h: 2 * h),
+    st.integers(1, 8),
+    layouts,
+    bases,
+    seeds,
+    st.integers(0, 1 << 16),
+    st.integers(0, 1 << 16),
+    st.integers(0, 1 << 16),
+)
+@example(16, 2, "half", 10000.0, 0, 0, 5, 1000)
+def test_partial_rotary_score_splits(rotary_pairs, extra_pairs, layout, base, seed, m, n, shift):
+    """Score = (rotated part: a function of m - n) + (pass-through part: q_p . k_p, constant).
+
+    So the relative property survives partial rotary, and the pass-through term does not decay.
+    """
+    rotary_dim = 2 * rotary_pairs
+    head_dim = rotary_dim + 2 * extra_pairs
+    gen = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, 1, head_dim, dtype=F64, generator=gen)
+    rope = RotaryEmbedding(head_dim, base=base, layout=layout, rotary_dim=rotary_dim)
+
+    def score(m, n):
+        qr = rope(q[None], q[None], torch.tensor([m]))[0][0]
+        kr = rope(k[None], k[None], torch.tensor([n]))[0][0]
+        return qr @ kr.T
+
+    passed = float(q[0, rotary_dim:] @ k[0, rotary_dim:])
+    total = float(score(m, n))
+    shifted = float(score(m + shift, n + shift))
+    assert shifted == pytest.approx(total, abs=1e-9 * (1 + float(q.norm() * k.norm())))
+    # the rotated part alone, from the full-width formula on the first rotary_dim coordinates
+    cos, sin = rope_cos_sin(torch.tensor([m - n]) if m >= n else torch.tensor([n - m]),
+                            inv_freq(rotary_dim, base), dtype=F64)  # fmt: skip
+    sign = 1.0 if m >= n else -1.0
+    qr = apply_rope(q[:, :rotary_dim], cos, sign * sin, layout=layout)
+    rotated = float(qr @ k[:, :rotary_dim].T)
+    assert total == pytest.approx(rotated + passed, abs=1e-9 * (1 + float(q.norm() * k.norm())))
+
+
+# --- bad input to the new module arguments ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: RotaryEmbedding(16, mrope_section=[2, 2, 2]), ValueError, "mrope_section"),
+        (lambda: RotaryEmbedding(16, mrope_interleaved=True), ValueError, "mrope_section"),
+        (lambda: RotaryEmbedding(16, output_layout="halves"), ValueError, "layout"),
+        (
+            lambda: RotaryEmbedding(16, mrope_section=[4, 2, 2])(
+                torch.zeros(1, 2, 5, 16),
+                torch.zeros(1, 2, 5, 16),
+                torch.zeros(2, 5, dtype=torch.long),
+            ),
+            ValueError,
+            r"\(3, \.\.\., seq_len\)",
+        ),
+        (
+            lambda: RotaryEmbedding.from_hf_config({"model_type": "glm4"}, layout="half"),
+            ValueError,
+            "interleaved",
+        ),  # fmt: skip
+    ],
+)
+def test_bad_module_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+@given(
+    st.sampled_from([((16, 24, 24), False), ((24, 20, 20), True), ((2, 1, 1), False)]),
+    seeds,
+    st.integers(0, 30),
+    st.tuples(st.integers(1, 2), st.integers(1, 5), st.integers(1, 5)),
+    st.integers(0, 5000),
+)
+def test_mrope_module_equals_functions(mode, seed, before, grid, start):
+    """The module's gather from its 1-D table equals mrope_cos_sin, bit for bit, as it grows."""
+    section, interleaved = mode
+    pairs = sum(section)
+    rope = RotaryEmbedding(
+        2 * pairs, layout="half", mrope_section=section, mrope_interleaved=interleaved, max_len=8
+    )
+    positions = mrope_positions(before, grid, 3, start=start)
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(1, 2, positions.shape[1], 2 * pairs, generator=gen)
+    got = rope(x, x, positions)[0]
+    cos, sin = mrope_cos_sin(positions, inv_freq(2 * pairs), section, interleaved=interleaved)
+    assert torch.equal(got, apply_rope(x, cos, sin, layout="half"))
+    text = torch.arange(start, start + 7)
+    y = torch.randn(1, 2, 7, 2 * pairs, generator=gen)
+    plain = RotaryEmbedding(2 * pairs, layout="half")
+    assert torch.equal(rope(y, y, text)[0], plain(y, y, text)[0])
+    assert torch.equal(rope(y, y, text.expand(3, -1))[0], plain(y, y, text)[0])
+
+
+@given(
+    st.integers(1, 32).map(lambda h: 2 * h),
+    st.integers(1, 16),
+    bases,
+    seeds,
+    st.integers(-(1 << 16), 1 << 16),
+)
+@example(32, 24, 10000.0, 0, 0)
+def test_partial_rotary_decay_bound_covers_only_the_rotated_part(
+    rotary_dim, extra_pairs, base, seed, distance
+):
+    """RoFormer's decay bound holds for the rotated part, with N = rotary_dim / 2 pairs.
+
+    |score - q_p . k_p| <= max_j |h_j - h_{j-1}| * sum_{j <= N} |S_j|; the pass-through part is
+    outside the bound and keeps its value at every distance.
+    """
+    head_dim = rotary_dim + 2 * extra_pairs
+    gen = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, 1, head_dim, dtype=F64, generator=gen)
+    rope = RotaryEmbedding(head_dim, base=base, layout="interleaved", rotary_dim=rotary_dim)
+    m, n = max(distance, 0), max(-distance, 0)
+    qr = rope(q[None], q[None], torch.tensor([m]))[0][0, 0]
+    kr = rope(k[None], k[None], torch.tensor([n]))[0][0, 0]
+    passed = float(q[0, rotary_dim:] @ k[0, rotary_dim:])
+    rotated = float(qr @ kr) - passed
+    h = (
+        torch.complex(q[0, 0:rotary_dim:2], q[0, 1:rotary_dim:2])
+        * torch.complex(k[0, 0:rotary_dim:2], k[0, 1:rotary_dim:2]).conj()
+    )  # h_i = q^(i) conj(k^(i)), i < r / 2
+    h = torch.cat([h, torch.zeros(1, dtype=h.dtype)])  # h_N = 0
+    phasors = torch.exp(1j * (m - n) * inv_freq(rotary_dim, base))
+    partial_sums = torch.cumsum(phasors, 0).abs()  # |S_1| .. |S_N|
+    bound = float((h[1:] - h[:-1]).abs().max() * partial_sums.sum())
+    assert abs(rotated) <= bound * (1 + 1e-12) + 1e-12

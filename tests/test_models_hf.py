@@ -1,0 +1,423 @@
+"""Agreement of posenc_ref.models with HF transformers, family by family (skipped without it).
+
+Every released config of the model zoo (posenc_ref/released_rope_configs.json) is built with
+its transformers config class (nothing downloaded, no weights) and read by ``rope_spec``; the
+family's own rotary module must produce the same frequencies and attention factor, inside and far
+past the original context. The q/k rotation and logits comparisons are below.
+
+Tolerances are those of tests/test_peers.py: HF forms frequencies in float32 (relative error
+``2**-24 * (ln(base) + 8)``) and angles ``position * inv_freq`` in float32 (absolute error
+``2**-24 * (max_position + 1) * (ln(base) + 10)``).
+"""
+
+import copy
+import importlib
+import math
+
+import pytest
+import torch
+
+from posenc_ref.models import released_configs, rope_spec
+
+pytestmark = pytest.mark.peers
+
+ULP = 2.0**-24
+
+
+def freq_rtol(base: float) -> float:
+    return ULP * (math.log(base) + 8)
+
+
+def angle_atol(max_position: int, base: float) -> float:
+    return ULP * (max_position + 1) * (math.log(base) + 10) + 8 * ULP
+
+
+# model_type of the language model -> (modeling module, rotary class)
+ROTARY = {
+    "llama": ("llama", "LlamaRotaryEmbedding"),
+    "mistral": ("mistral", "MistralRotaryEmbedding"),
+    "qwen2": ("qwen2", "Qwen2RotaryEmbedding"),
+    "gemma3_text": ("gemma3", "Gemma3RotaryEmbedding"),
+    "gpt_neox": ("gpt_neox", "GPTNeoXRotaryEmbedding"),
+    "phi": ("phi", "PhiRotaryEmbedding"),
+    "stablelm": ("stablelm", "StableLmRotaryEmbedding"),
+    "glm4": ("glm4", "Glm4RotaryEmbedding"),
+    "phi3": ("phi3", "Phi3RotaryEmbedding"),
+    "qwen2_vl": ("qwen2_vl", "Qwen2VLRotaryEmbedding"),
+    "qwen2_5_vl": ("qwen2_5_vl", "Qwen2_5_VLRotaryEmbedding"),
+    "qwen3_vl": ("qwen3_vl", "Qwen3VLTextRotaryEmbedding"),
+    "qwen3_5_moe": ("qwen3_5_moe", "Qwen3_5MoeTextRotaryEmbedding"),
+    "deepseek_v3": ("deepseek_v3", "DeepseekV3RotaryEmbedding"),
+    "gpt_oss": ("gpt_oss", "GptOssRotaryEmbedding"),
+}
+
+TEXT_TO_FAMILY = {
+    "qwen2_vl_text": "qwen2_vl",
+    "qwen2_5_vl_text": "qwen2_5_vl",
+    "qwen3_vl_text": "qwen3_vl",
+    "qwen3_5_moe_text": "qwen3_5_moe",
+}
+
+ENTRIES = [
+    pytest.param(
+        entry, layer_type, id=f"{entry['name']}" + (f"-{layer_type}" if layer_type else "")
+    )
+    for entry in released_configs()
+    for layer_type in entry.get("layer_types", [None])
+]
+
+
+@pytest.fixture(scope="module")
+def transformers():
+    return pytest.importorskip("transformers")
+
+
+def hf_text_config(transformers, config: dict):
+    """The transformers config object of the language model, from the released dict."""
+    config = copy.deepcopy(config)  # transformers standardizes the dicts it is given in place
+    built = transformers.AutoConfig.for_model(config.pop("model_type"), **config)
+    return built.get_text_config()
+
+
+def hf_rotary(transformers, text_config):
+    model_type = text_config.model_type
+    key = TEXT_TO_FAMILY.get(model_type, model_type)
+    module, name = ROTARY[key]
+    modeling = importlib.import_module(f"transformers.models.{module}.modeling_{module}")
+    return getattr(modeling, name)(text_config), modeling
+
+
+def hf_frequencies(rotary, layer_type):
+    prefix = f"{layer_type}_" if layer_type else ""
+    inv_freq = getattr(rotary, f"{prefix}inv_freq")
+    scale = getattr(rotary, f"{prefix}attention_scaling", None)
+    if scale is None:
+        scale = rotary.attention_scaling
+    return inv_freq.double(), float(scale)
+
+
+def test_every_family_of_the_issue_is_in_the_zoo():
+    """Issue 8's table plus DeepSeek-V3: at least 15 released families, each rope_type covered."""
+    names = [e["name"] for e in released_configs()]
+    assert len(names) >= 15 and len(set(names)) == len(names)
+    types = {e["config"].get("model_type") for e in released_configs()}
+    for needed in ("llama", "mistral", "qwen2", "gemma3", "gpt_neox", "phi", "stablelm", "glm4",
+                   "phi3", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "deepseek_v3"):  # fmt: skip
+        assert needed in types, needed
+
+
+@pytest.mark.parametrize("entry, layer_type", ENTRIES)
+def test_released_frequencies_agree_with_hf(transformers, entry, layer_type):
+    """Frequencies and attention factor at init (inside the original context)."""
+    text_config = hf_text_config(transformers, entry["config"])
+    rotary, _ = hf_rotary(transformers, text_config)
+    theirs, scale = hf_frequencies(rotary, layer_type)
+    spec = rope_spec(entry["config"], layer_type=layer_type)
+    torch.testing.assert_close(theirs, spec.inv_freq, rtol=freq_rtol(spec.base), atol=0)
+    assert scale == pytest.approx(spec.attention_factor, rel=1e-12)
+
+
+@pytest.mark.parametrize("entry, layer_type", ENTRIES)
+def test_transformers_config_object_reads_the_same(transformers, entry, layer_type):
+    """A transformers config object (standardized to rope_parameters) gives the same spec."""
+    from_dict = rope_spec(entry["config"], layer_type=layer_type)
+    text_config = hf_text_config(transformers, entry["config"])
+    from_object = rope_spec(text_config, layer_type=layer_type)
+    for name in ("head_dim", "rotary_dim", "layout", "output_layout", "base", "rope_type",
+                 "original_max_len", "max_len", "mrope_section", "mrope_interleaved"):  # fmt: skip
+        assert getattr(from_object, name) == getattr(from_dict, name), name
+    assert torch.equal(from_object.inv_freq, from_dict.inv_freq)
+    assert from_object.attention_factor == from_dict.attention_factor
+
+
+# --- q and k rotated by the family's own code and by from_hf_config ---------------------------
+
+
+def randn(seed, *shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def hf_rotate(modeling, model_type, q, k, cos, sin):
+    """The family's own rotation of (batch, heads, seq, head_dim) q and k, as its attention does."""
+    if model_type == "deepseek_v3":  # rope_interleave: read (2i, 2i+1), write half order
+        return modeling.apply_rotary_pos_emb_interleave(q, k, cos, sin)
+    if model_type in ("phi", "stablelm"):  # the attention splits off the rotary part itself
+        r = cos.shape[-1]
+        q_rot, k_rot = modeling.apply_rotary_pos_emb(q[..., :r], k[..., :r], cos, sin)
+        return torch.cat([q_rot, q[..., r:]], -1), torch.cat([k_rot, k[..., r:]], -1)
+    return modeling.apply_rotary_pos_emb(q, k, cos, sin)
+
+
+def position_sets(spec):
+    """Positions inside the original context, and a set reaching far past it."""
+    L = spec.original_max_len or spec.max_len
+    inside = sorted({0, 1, 2, 3, 7, 31, 100, L // 2, L - 2, L - 1})
+    far = {0, 1, L, L + 1, L + 100, 2 * L + 3, 4 * L - 1}
+    if spec.max_len and spec.max_len > L:
+        far.add(spec.max_len - 1)
+    return {"inside": torch.tensor(inside), "far": torch.tensor(sorted(far))}
+
+
+def mrope_position_sets(spec):
+    """Text + one 6 x 8 image + text, starting at 0 and far past the original context."""
+    from posenc_ref.mrope import mrope_positions
+
+    L = spec.original_max_len or spec.max_len
+    return {
+        "inside": mrope_positions(5, (1, 6, 8), 5),
+        "far": mrope_positions(5, (1, 6, 8), 5, start=4 * L),
+    }
+
+
+def rotate_both(transformers, entry, layer_type, which, *, ours=None, their_tables=False, seed=0):
+    """Rotate random q and k with the family's code and with posenc_ref; return both and more.
+
+    ``ours`` replaces the module from ``from_hf_config`` (negative controls); ``their_tables``
+    feeds HF's own float32 cos/sin (one value per pair) to our module, isolating the rotation.
+    """
+    from posenc_ref import RotaryEmbedding
+
+    text_config = hf_text_config(transformers, entry["config"])
+    rotary, modeling = hf_rotary(transformers, text_config)
+    spec = RotaryEmbedding.from_hf_config(entry["config"], layer_type=layer_type).spec
+    if ours is None:
+        ours = RotaryEmbedding.from_hf_config(entry["config"], layer_type=layer_type)
+    mrope = spec.mrope_section is not None
+    positions = (mrope_position_sets if mrope else position_sets)(spec)[which]
+    seq = positions.shape[-1]
+    q, k = randn(seed, 1, 4, seq, spec.head_dim), randn(seed + 1, 1, 2, seq, spec.head_dim)
+    hf_positions = positions[:, None, :] if mrope else positions[None, :]  # (3, 1, seq) / (1, seq)
+    args = (layer_type,) if layer_type else ()
+    cos, sin = rotary(q, hf_positions, *args)  # (1, seq, 2 * pairs), or (1, seq, pairs)
+    theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+    if their_tables:
+        pairs = spec.rotary_dim // 2
+        tables = (cos[0, :, :pairs], sin[0, :, :pairs])  # the first half holds each pair once
+        ours._rows = lambda *_: tables
+        ours._mrope_table_rows = lambda *_: tables
+    mine = ours(q, k, positions)
+    largest = positions.max(0).values if mrope else positions  # the largest row for M-RoPE
+    return spec, q, k, mine, theirs, largest
+
+
+def rotation_gap(transformers, entry, layer_type, which, **kwargs):
+    """(max |ours - HF|, the same divided by HF's float32-angle bound), over q and k.
+
+    The bound is taken position by position: at position m, HF's cos/sin are off by up to
+    angle_atol(m, base), times the attention factor, on vectors of at most max|x| per coordinate.
+    """
+    spec, q, k, mine, theirs, largest = rotate_both(
+        transformers, entry, layer_type, which, **kwargs
+    )
+    bound = torch.tensor([angle_atol(int(p), spec.base) for p in largest], dtype=torch.float64)
+    scale = 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    bound = bound[:, None] * scale + 16 * ULP * scale  # (seq, 1): plus the rotation's roundings
+    gap, ratio = 0.0, 0.0
+    for a, b in zip(mine, theirs, strict=True):
+        diff = (a.double() - b.double()).abs()  # (1, heads, seq, head_dim)
+        gap = max(gap, float(diff.max()))
+        ratio = max(ratio, float((diff / bound).max()))
+    return gap, ratio
+
+
+@pytest.mark.parametrize("which", ["inside", "far"])
+@pytest.mark.parametrize("entry, layer_type", ENTRIES)
+def test_released_rotation_agrees_with_hf(transformers, entry, layer_type, which):
+    """Rotated q and k from the family's code and from from_hf_config agree within a bound.
+
+    Position by position, within HF's float32-angle error bound, inside the original context
+    and far past it.
+    """
+    gap, ratio = rotation_gap(transformers, entry, layer_type, which)
+    assert ratio <= 1.0, f"max |difference| {gap:.3g} is {ratio:.3g} x the float32-angle bound"
+
+
+@pytest.mark.parametrize("which", ["inside", "far"])
+@pytest.mark.parametrize("entry, layer_type", ENTRIES)
+def test_released_rotation_with_hf_tables_is_exact(transformers, entry, layer_type, which):
+    """Given HF's own cos/sin, our rotation matches to float32 rounding.
+
+    The pass-through coordinates match bit for bit: every difference in the test above comes
+    from HF's float32 angles, none from the layout, the widths or the sections.
+    """
+    spec, q, k, mine, theirs, _ = rotate_both(
+        transformers, entry, layer_type, which, their_tables=True
+    )
+    atol = 4 * ULP * 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    r = spec.rotary_dim
+    for a, b in zip(mine, theirs, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=atol)
+        assert torch.equal(a[..., r:], b[..., r:])
+
+
+def test_wrong_layout_or_sections_would_be_caught(transformers):
+    """Negative controls: the comparison fails for each mistake a port could make.
+
+    A wrong pair layout, a missing output reorder (DeepSeek-V3), full instead of partial rotary,
+    consecutive instead of interleaved M-RoPE sections.
+    """
+    from posenc_ref import RotaryEmbedding
+
+    entries = {e["name"]: e for e in released_configs()}
+
+    def variant(name, **change):
+        spec = rope_spec(entries[name]["config"])
+        kwargs = {
+            "base": spec.base,
+            "layout": spec.layout,
+            "rotary_dim": spec.rotary_dim,
+            "scaling": (
+                dict(spec.scaling) if spec.scaling else (spec.inv_freq, spec.attention_factor)
+            ),
+            "mrope_section": spec.mrope_section,
+            "mrope_interleaved": spec.mrope_interleaved,
+            "output_layout": spec.output_layout,
+        }
+        kwargs.update(change)
+        if isinstance(kwargs["scaling"], tuple):
+            from posenc_ref import ScaledFrequencies
+
+            kwargs["scaling"] = ScaledFrequencies(*kwargs["scaling"])
+        return RotaryEmbedding(spec.head_dim, **kwargs)
+
+    cases = [
+        ("GLM-4", {"layout": "half", "output_layout": "half"}),
+        ("DeepSeek-V3 (YaRN, mscale)", {"output_layout": "interleaved"}),
+        ("Phi-2", {"rotary_dim": 80, "scaling": None}),
+        ("Qwen3-VL (interleaved M-RoPE)", {"mrope_interleaved": False}),
+    ]
+    for name, change in cases:
+        _, ratio = rotation_gap(transformers, entries[name], None, "inside", ours=variant(name))
+        assert ratio <= 1.0, name  # the unchanged variant agrees ...
+        _, ratio = rotation_gap(
+            transformers, entries[name], None, "inside", ours=variant(name, **change)
+        )
+        assert ratio > 10, (name, change)  # ... and each change is far outside the bound
+
+
+# --- every rope_type of HF's ROPE_INIT_FUNCTIONS, full and partial rotary ----------------------
+
+SHORT = [1.0 + 0.05 * i for i in range(8)]  # 8 pairs: head_dim 16 (or rotary_dim 16)
+LONG = [1.0 + 2.0 * i for i in range(8)]
+ROPE_TYPE_CASES = {
+    "default": {"rope_type": "default"},
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "dynamic": {"rope_type": "dynamic", "factor": 4.0},
+    "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 512},
+    "yarn-mscale": {
+        "rope_type": "yarn",
+        "factor": 40.0,
+        "original_max_position_embeddings": 50,
+        "mscale": 0.707,
+        "mscale_all_dim": 1.0,
+        "beta_fast": 16,
+        "beta_slow": 2,
+    },  # fmt: skip
+    "longrope": {
+        "rope_type": "longrope",
+        "short_factor": SHORT,
+        "long_factor": LONG,
+        "original_max_position_embeddings": 512,
+    },  # fmt: skip
+    "llama3": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 512,
+    },  # fmt: skip
+    "proportional": {"rope_type": "proportional", "partial_rotary_factor": 0.5},
+}
+
+
+def rope_type_entry(case: str, partial: bool) -> dict:
+    """A released-config-shaped dict: Llama (full rotary) or GPT-NeoX (partial rotary)."""
+    rope = {"rope_theta": 10000.0, **copy.deepcopy(ROPE_TYPE_CASES[case])}
+    if partial and case != "proportional":
+        # GPT-NeoX rotates the first half of each 32-wide head: 16 coordinates, 8 pairs.
+        config = {"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 2}
+        rope["partial_rotary_factor"] = 0.5
+    else:
+        config = {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 2}
+    # 2000 = 40 x 50 for yarn-mscale (yarn's factor must match max / original, or be the only one)
+    config.update(max_position_embeddings=2048 if case != "yarn-mscale" else 2000)
+    config["rope_parameters"] = rope
+    return {"name": case, "config": config}
+
+
+def test_rope_type_cases_cover_hf(transformers):
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    covered = {ROPE_TYPE_CASES[c]["rope_type"] for c in ROPE_TYPE_CASES}
+    assert covered == set(ROPE_INIT_FUNCTIONS) | {"default"}
+
+
+@pytest.mark.parametrize("which", ["inside", "far"])
+@pytest.mark.parametrize("partial", [False, True], ids=["full", "partial"])
+@pytest.mark.parametrize("case", list(ROPE_TYPE_CASES))
+def test_rope_type_rotation_agrees_with_hf(transformers, case, partial, which):
+    """Every rope_type, rotated by HF's module and by from_hf_config, in and past the context.
+
+    Partial rotary goes through GPT-NeoX (every ROPE_INIT_FUNCTIONS entry reads
+    partial_rotary_factor); proportional is partial by construction (zero frequencies).
+    """
+    entry = rope_type_entry(case, partial)
+    gap, ratio = rotation_gap(transformers, entry, None, which)
+    assert ratio <= 1.0, f"max |difference| {gap:.3g} is {ratio:.3g} x the float32-angle bound"
+    spec, q, k, mine, theirs, _ = rotate_both(transformers, entry, None, which, their_tables=True)
+    atol = 4 * ULP * 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    for a, b in zip(mine, theirs, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=atol)
+
+
+# --- the M-RoPE position helper against Qwen2-VL's own get_rope_index ---------------------------
+
+
+def hf_rope_index(transformers, text_before, grid, text_after, spatial_merge_size=2):
+    """Qwen2-VL's positions for text, one image (patch grid = LLM grid x merge size), text."""
+    import functools
+    from types import SimpleNamespace
+
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel
+
+    t, h, w = grid
+    owner = SimpleNamespace(
+        config=SimpleNamespace(
+            vision_config=SimpleNamespace(spatial_merge_size=spatial_merge_size)
+        ),
+        get_vision_position_ids=functools.partial(Qwen2VLModel.get_vision_position_ids, None),
+    )
+    kinds = [0] * text_before + [1] * (t * h * w) + [0] * text_after
+    ids = torch.zeros(1, len(kinds), dtype=torch.long)
+    patch_grid = torch.tensor([[t, h * spatial_merge_size, w * spatial_merge_size]])
+    positions, _ = Qwen2VLModel.get_rope_index(
+        owner, ids, torch.tensor([kinds]), image_grid_thw=patch_grid
+    )
+    return positions[:, 0, :]  # (3, seq)
+
+
+@pytest.mark.parametrize("grid", [(1, 1, 1), (1, 2, 3), (1, 6, 4), (2, 3, 3), (3, 2, 5)])
+@pytest.mark.parametrize("before, after", [(0, 0), (3, 2), (7, 11)])
+def test_mrope_positions_agree_with_qwen2_vl(transformers, grid, before, after):
+    """Text, one grid, text: the same positions as Qwen2-VL whenever t <= max(h, w) (images)."""
+    from posenc_ref.mrope import mrope_positions
+
+    theirs = hf_rope_index(transformers, before, grid, after)
+    assert torch.equal(mrope_positions(before, grid, after), theirs)
+
+
+def test_mrope_positions_disagree_with_hf_for_long_grids(transformers):
+    """Disagreement: with more frames than rows and columns, the text resumes elsewhere.
+
+    transformers 5.23 resumes the text at start + max(h, w), inside the grid's time range;
+    posenc_ref resumes after the grid's largest position, as the helper's definition (and Qwen's
+    earlier code) says.
+    """
+    from posenc_ref.mrope import mrope_positions
+
+    grid = (5, 2, 2)
+    theirs = hf_rope_index(transformers, 1, grid, 2)
+    ours = mrope_positions(1, grid, 2)
+    assert theirs[:, -2].tolist() == [1 + 2] * 3  # start 1 + max(h, w)
+    assert ours[:, -2].tolist() == [1 + 5] * 3  # start 1 + max(t, h, w)
+    assert int(ours[:, 1:-2].max()) + 1 == 1 + 5
