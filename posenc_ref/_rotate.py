@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-HALF_DTYPES = (torch.float16, torch.bfloat16)
+from ._checks import HALF_DTYPES, tracing
 
 # Elements of x per block on the CPU (2 MiB of float32). Each operator call costs a few
 # microseconds of dispatch whatever its size, and each pass over a block costs less the more of
@@ -49,7 +49,8 @@ def rotate(
     work = torch.float32 if x.dtype in HALF_DTYPES else x.dtype
     cos, sin = cos.to(work), sin.to(work)
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (x, cos, sin))
-    if needs_grad or _tracing() or x.device.type not in KERNEL_DEVICES:
+    # Inside torch.compile / torch.export graphs: trace the formula, which the compiler fuses.
+    if needs_grad or tracing() or x.device.type not in KERNEL_DEVICES:
         result = rotate_formula(x, cos, sin, layout, rotary_dim)
         return result if out is None else out.copy_(result)
     result = out if out is not None else torch.empty_like(x)
@@ -63,12 +64,6 @@ def rotate(
     kernel = _rotate_interleaved if layout == "interleaved" else _rotate_half
     kernel(x[..., :rotary_dim], cos, sin, result[..., :rotary_dim], rows)
     return result
-
-
-def _tracing() -> bool:
-    # Inside torch.compile / torch.export: trace the formula, which the compiler fuses.
-    compiler = torch.compiler
-    return compiler.is_compiling() or getattr(compiler, "is_exporting", lambda: False)()
 
 
 def rotate_formula(
