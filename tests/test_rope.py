@@ -370,6 +370,20 @@ def test_out_argument():
     assert torch.equal(wide[:, 1:9], apply_rope(x, cos, sin))
 
 
+def test_out_argument_empty_and_sliced():
+    """out= with no positions works (there is no data pointer to compare).
+
+    Slices of one buffer count as shared memory (conservative), so they are refused.
+    """
+    cos, sin = rope_cos_sin(torch.arange(0), inv_freq(8))
+    x = torch.zeros(2, 0, 8)
+    assert apply_rope(x, cos, sin, out=torch.empty_like(x)).shape == (2, 0, 8)
+    buffer = torch.zeros(5, 16)
+    cos, sin = rope_cos_sin(torch.arange(5), inv_freq(8))
+    with pytest.raises(ValueError, match="share memory"):
+        apply_rope(buffer[:, :8], cos, sin, out=buffer[:, 8:])
+
+
 def test_non_contiguous_input():
     """A q sliced out of a fused qkv projection at an odd offset is rotated correctly."""
     qkv = randn(5, 5, 25)

@@ -70,6 +70,16 @@ def test_compiled_apply_rope_equals_oracle(layout, dtype):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
+def test_compiled_apply_rope_with_out(layout):
+    """out= compiles too (the aliasing check reads data pointers only outside graphs)."""
+    x, positions, cos, sin = _inputs(torch.float32)
+    out = torch.empty_like(x)
+    got = torch.compile(apply_rope, fullgraph=True)(x, cos, sin, layout=layout, out=out)
+    assert torch.equal(out, got)
+    _assert_one_rounding(out, x, positions, layout)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_compiled_partial_rotary(layout):
     """Partial rotary compiles too; the coordinates past rotary_dim come through bit for bit."""
     x, positions, cos, sin = _inputs(torch.bfloat16, head_dim=16, rotary_dim=8)
