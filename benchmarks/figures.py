@@ -160,37 +160,71 @@ def bench_accuracy_figure(results: dict) -> Figure:
     return fig
 
 
+_ROPE_NAMES = {  # variant -> short figure label, in display order (floors are not bars)
+    "apply_rope_interleaved_out": "apply_rope interleaved, out=",
+    "apply_rope_half_out": "apply_rope half, out=",
+    "apply_rope_interleaved": "apply_rope interleaved",
+    "apply_rope_half": "apply_rope half",
+    "compiled_apply_rope_interleaved": "compiled apply_rope interleaved",
+    "compiled_apply_rope_half": "compiled apply_rope half",
+    "hf_rotate_half": "HF rotate_half",
+    "meta_complex": "Meta complex",
+    "torchtune": "torchtune",
+    "rotary_embedding_torch": "rotary-embedding-torch",
+    "liger_rope": "liger-kernel (half)",
+    "flash_attn_rotary_interleaved": "flash-attn interleaved",
+    "flash_attn_rotary_half": "flash-attn half",
+}
+_ROPE_TARGET_VARIANT = {  # results target kind -> the variant it bounds (per layout)
+    "out_over_copy": "apply_rope_{}_out",
+    "new_over_clone": "apply_rope_{}",
+    "compiled_over_compiled_clone": "compiled_apply_rope_{}",
+    "gpu_bandwidth": "apply_rope_{}_out",  # a fraction f of the copy bandwidth is 1/f copies
+}
+
+
+def _rope_limits(results: dict, case: dict) -> dict[str, float]:
+    # Each variant's limit as a multiple of its own floor, from the results' targets.
+    limits = {}
+    for t in results["benchmarks"]["rope"]["targets"]:
+        same = (t["device"], t["dtype"], t["shape"]) == (
+            case["device"],
+            case["dtype"],
+            case["shape"],
+        )
+        if not same or t["kind"] not in _ROPE_TARGET_VARIANT:
+            continue
+        limit = float(str(t["limit"]).lstrip(">= "))
+        name = _ROPE_TARGET_VARIANT[t["kind"]].format(t["layout"])
+        limits[name] = 1 / limit if t["kind"] == "gpu_bandwidth" else limit
+    return limits
+
+
 def bench_rope_figure(results: dict, device: str = "cpu") -> Figure:
-    """RoPE time on q and k as multiples of the copy floor, one panel per dtype and shape.
+    """RoPE time on q and k, each variant over its own floor, one panel per dtype and shape.
+
+    ``out=`` variants over the copy floor, new tensors (ours and every peer's) over the clone
+    floor, compiled calls over the compiled clone, as :func:`benchmarks.report.floor_of` says.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Horizontal bars (log scale) with min–max whiskers and the dtype's target as a line.
+        Horizontal bars (log scale) with min–max whiskers, a red tick at each variant's target.
     """
     import numpy as np
+
+    from .report import floor_of
 
     plt = _pyplot()
     cases = [c for c in results["benchmarks"]["rope"]["cases"] if c["device"] == device]
     shapes = list(dict.fromkeys(tuple(c["shape"]) for c in cases))  # in the file's order
     dtypes = sorted({c["dtype"] for c in cases}, key=["float32", "bfloat16"].index)
-    names = {
-        "copy_floor": "copy floor",
-        "clone_floor": "clone floor (fresh memory)",
-        "apply_rope_interleaved": "apply_rope interleaved",
-        "apply_rope_half": "apply_rope half",
-        "apply_rope_interleaved_out": "apply_rope interleaved, out=",
-        "apply_rope_half_out": "apply_rope half, out=",
-        "hf_rotate_half": "HF rotate_half",
-        "meta_complex": "Meta complex",
-        "torchtune": "torchtune",
-        "rotary_embedding_torch": "rotary-embedding-torch",
-    }
-    limits = {"float32": 3.0, "bfloat16": 5.0}
+    short = {"copy_floor": "copy", "clone_floor": "clone", "compiled_clone": "compiled clone"}
+    shown_anywhere = [n for n in _ROPE_NAMES if any(n in c["variants"] for c in cases)]
     fig, axes = plt.subplots(
         len(dtypes),
         len(shapes),
-        figsize=(4.6 * len(shapes), 0.34 * len(names) * len(dtypes) + 1.2),
+        figsize=(3.2 * len(shapes) + 2.6, 0.3 * len(shown_anywhere) * len(dtypes) + 1.4),
         squeeze=False,
         sharex=True,
         constrained_layout=True,
@@ -199,20 +233,29 @@ def bench_rope_figure(results: dict, device: str = "cpu") -> Figure:
         for col, shape in enumerate(shapes):
             ax = axes[row][col]
             case = next(c for c in cases if c["dtype"] == dtype and tuple(c["shape"]) == shape)
-            shown = [n for n in names if n in case["over_floor"]]
-            medians, spread = _whiskers([case["over_floor"][n] for n in shown])
+            ratios = {
+                "copy_floor": case["over_floor"],
+                "clone_floor": case.get("over_clone", {}),
+                "compiled_clone": case.get("over_compiled_clone", {}),
+            }
+            shown = [n for n in shown_anywhere if n in ratios[floor_of(n)]]
+            medians, spread = _whiskers([ratios[floor_of(n)][n] for n in shown])
             colors = [
-                "0.6" if n.endswith("_floor") else "C0" if n.startswith("apply_rope") else "C1"
+                "C2" if n.startswith("compiled") else "C0" if n.startswith("apply_rope") else "C1"
                 for n in shown
             ]
             y = np.arange(len(shown))[::-1]
             ax.barh(y, medians, xerr=spread, capsize=3, color=colors)
             for yi, m, above in zip(y, medians, spread[1], strict=True):  # label past the whisker
                 ax.text((m + above) * 1.12, yi, f"{m:.3g}×", va="center", fontsize=8)
-            ax.axvline(limits.get(dtype, 1.0), color="C3", lw=1, ls="--")
-            ax.set_yticks(y, [names[n] for n in shown], fontsize=8)
+            limits = _rope_limits(results, case)
+            for yi, n in zip(y, shown, strict=True):
+                if n in limits:
+                    ax.plot([limits[n]] * 2, [yi - 0.42, yi + 0.42], color="C3", lw=2)
+            ax.axvline(1.0, color="0.5", lw=0.8, ls="--")
+            labels = [f"{_ROPE_NAMES[n]} ÷ {short[floor_of(n)]}" for n in shown]
+            ax.set_yticks(y, labels if col == 0 or shown != shown_anywhere else [], fontsize=8)
             ax.set_xscale("log")
             ax.set_title(f"{device} {dtype} {shape}", fontsize=9)
-            if row == len(dtypes) - 1:
-                ax.set_xlabel("time / copy floor (dashed: target)")
+    fig.supxlabel("time / the variant's floor (red: target; dashed: the floor)", fontsize=9)
     return fig

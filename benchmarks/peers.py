@@ -3,7 +3,9 @@
 - HF transformers: ``LlamaRotaryEmbedding`` (default rope init and forward) for tables, and
   ``apply_rotary_pos_emb`` (the ``rotate_half`` formulation) for the rotation;
 - torchtune: ``RotaryPositionalEmbeddings``, its module (table cached at construction);
-- rotary-embedding-torch: ``apply_rotary_emb`` with angles precomputed by ``RotaryEmbedding``.
+- rotary-embedding-torch: ``apply_rotary_emb`` with angles precomputed by ``RotaryEmbedding``;
+- on a GPU: liger-kernel's ``liger_rotary_pos_emb`` (Triton, HF's half layout and tables) and
+  flash-attn's ``apply_rotary_emb`` (its rotary kernel; either layout, per-pair tables).
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["hf_rotary_cos_sin", "hf_apply_rotary_pos_emb", "torchtune_rope", "lucidrains_rope"]
+__all__ = [
+    "hf_rotary_cos_sin",
+    "hf_apply_rotary_pos_emb",
+    "torchtune_rope",
+    "lucidrains_rope",
+    "liger_rope",
+    "flash_attn_rotary",
+]
 
 
 def hf_rotary_cos_sin(
@@ -77,3 +86,33 @@ def lucidrains_rope(dim: int, seq_len: int, base: float, device: torch.device):
     rotary = RotaryEmbedding(dim=dim, theta=base).to(device)
     angles = rotary(torch.arange(seq_len, device=device, dtype=torch.float32))  # (L, dim)
     return apply_rotary_emb, angles
+
+
+def liger_rope() -> Callable | None:
+    """liger-kernel's ``liger_rotary_pos_emb(q, k, cos, sin)`` (CUDA only), or ``None``.
+
+    Takes q and k as ``(batch, heads, seq_len, head_dim)`` and HF's half-layout tables
+    ``(1, seq_len, head_dim)``, like HF's ``apply_rotary_pos_emb``.
+    """
+    if not torch.cuda.is_available():
+        return None
+    try:
+        from liger_kernel.transformers.rope import liger_rotary_pos_emb
+    except ImportError:
+        return None
+    return liger_rotary_pos_emb
+
+
+def flash_attn_rotary() -> Callable | None:
+    """flash-attn's ``apply_rotary_emb(x, cos, sin, interleaved=...)`` (CUDA only), or ``None``.
+
+    Takes x as ``(batch, seq_len, heads, head_dim)`` and per-pair tables ``(seq_len,
+    rotary_dim // 2)`` in x's dtype; ``interleaved=True`` is the interleaved layout.
+    """
+    if not torch.cuda.is_available():
+        return None
+    try:
+        from flash_attn.layers.rotary import apply_rotary_emb
+    except ImportError:
+        return None
+    return apply_rotary_emb

@@ -118,6 +118,12 @@ def main(argv: list[str] | None = None) -> dict:
                 "the same thread count, and multi-threaded regions stall on a shared machine"
             ),
             "repeats": repeats,
+            "clock": (
+                "CPU time of the timing thread (time.thread_time)"
+                if threads == 1
+                else "wall time (time.perf_counter)"
+            )
+            + " for CPU work; wall time around a synchronized GPU",
             "warmup_calls": 2,
             "interleaved": True,
             "env": {

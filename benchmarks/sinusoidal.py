@@ -17,7 +17,7 @@ import torch
 from posenc_ref import sinusoidal, sinusoidal_loop
 
 from .baselines import float32_formula_table, numpy_float64_table
-from .harness import paired_ratio, time_interleaved
+from .harness import cpu_clock, paired_ratio, time_interleaved
 
 SIZES = [(128, 8), (2048, 512), (8192, 1024)]
 QUICK_SIZES = [(128, 8), (256, 64)]
@@ -48,7 +48,7 @@ def run(*, quick: bool = False, repeats: int = 15) -> dict:
             "float32_formula": lambda p=positions, d=dim: float32_formula_table(p, d),
             "numpy_float64": lambda n=num_positions, d=dim: numpy_float64_table(n, d),
         }
-        timings = time_interleaved(variants, repeats=repeats)
+        timings = time_interleaved(variants, repeats=repeats, clock=cpu_clock())
         ratios = {
             "loop_over_sinusoidal": paired_ratio(timings["sinusoidal_loop"], timings["sinusoidal"]),
             "sinusoidal_over_float32": paired_ratio(

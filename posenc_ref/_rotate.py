@@ -8,19 +8,31 @@ r"""The rotation kernels behind :func:`posenc_ref.rope.apply_rope` (arguments al
 float64, broadcastable against ``x``'s leading dimensions. Half-precision ``x`` is rotated in
 float32 and rounded once.
 
-This module is the fast path; :func:`posenc_ref.rope.apply_rope_loop` is the definition it is
-tested against.
+Two implementations of the same formula:
+
+- :func:`rotate_formula`: out-of-place tensor arithmetic. Autograd differentiates it, and
+  ``torch.compile`` / ``torch.export`` trace it (the compiler fuses it into one kernel).
+- The eager kernels (:func:`_rotate_interleaved`, :func:`_rotate_half`): they write into the
+  result with as few passes over memory as PyTorch's stock operators allow and, on the CPU, a
+  block of positions at a time, so that the passes after the first find the block in the cache.
+
+Both are tested against :func:`posenc_ref.rope.apply_rope_loop`, the definition.
 """
 
 from __future__ import annotations
 
 import torch
 
-HALF_DTYPES = (torch.float16, torch.bfloat16)
+from ._checks import HALF_DTYPES, tracing
 
-# Elements per block of the CPU blocked path (256 KiB of float32): small enough that a block of
-# x, its result and the float32 work stay in the core's cache between the passes.
-BLOCK_ELEMENTS = 1 << 16
+# Elements of x per block on the CPU (2 MiB of float32). Each operator call costs a few
+# microseconds of dispatch whatever its size, and each pass over a block costs less the more of
+# it is still in the cache: this size balanced the two on the benchmark machine (1 MiB L2 per
+# core), measured from 2**15 to 2**20 elements.
+BLOCK_ELEMENTS = 1 << 19
+
+# Devices that run the eager kernels; elsewhere (meta, mps, ...) the formula is used.
+KERNEL_DEVICES = ("cpu", "cuda")
 
 
 def rotate(
@@ -32,48 +44,63 @@ def rotate(
     out: torch.Tensor | None,
 ) -> torch.Tensor:
     """Rotate ``x`` (see the module docstring); ``out`` is the result buffer or ``None``."""
-    half_precision = x.dtype in HALF_DTYPES
     # Half precision is rotated in float32 and rounded once, as Meta's and torchtune's code do
     # (HF rotates in the activation dtype, with tables rounded to it).
-    work = torch.float32 if half_precision else x.dtype
+    work = torch.float32 if x.dtype in HALF_DTYPES else x.dtype
     cos, sin = cos.to(work), sin.to(work)
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (x, cos, sin))
-    if needs_grad or x.device.type != "cpu" or torch.compiler.is_compiling():
-        # Out-of-place arithmetic: autograd and compilers follow it, and on GPUs the blocks of
-        # the CPU path below would only add kernel launches.
-        result = _rotate_whole(x.to(work), cos, sin, layout, rotary_dim)
-        result = result.to(x.dtype)
+    # Inside torch.compile / torch.export graphs: trace the formula, which the compiler fuses.
+    if needs_grad or tracing() or x.device.type not in KERNEL_DEVICES:
+        result = rotate_formula(x, cos, sin, layout, rotary_dim)
         return result if out is None else out.copy_(result)
     result = out if out is not None else torch.empty_like(x)
+    if x.numel() == 0:
+        return result
     if rotary_dim < x.shape[-1]:
         result[..., rotary_dim:].copy_(x[..., rotary_dim:])  # pass-through, bit for bit
-    if layout == "interleaved" and not half_precision:
-        _rotate_interleaved(x[..., :rotary_dim], cos, sin, result[..., :rotary_dim])
-        return result
-    _rotate_blocks(x[..., :rotary_dim], cos, sin, layout, result[..., :rotary_dim])
+    rows = x.shape[-2]  # one block on a GPU: a small cache, and every operator is a launch
+    if x.device.type == "cpu":
+        rows = max(1, BLOCK_ELEMENTS // max(1, x[..., :1, :].numel()))
+    kernel = _rotate_interleaved if layout == "interleaved" else _rotate_half
+    kernel(x[..., :rotary_dim], cos, sin, result[..., :rotary_dim], rows)
     return result
 
 
-def _rotate_whole(
+def rotate_formula(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, rotary_dim: int
 ) -> torch.Tensor:
-    # The textbook vectorized form, in x's dtype: every pair's two coordinates at once.
+    """Out-of-place rotation: differentiable, and fused into one kernel by ``torch.compile``.
+
+    ``cos`` and ``sin`` are already in the working dtype (float32 for half-precision ``x``).
+    """
     h = rotary_dim // 2
     if layout == "interleaved":
         u, v = x[..., 0:rotary_dim:2], x[..., 1:rotary_dim:2]  # (..., seq_len, h) each
-        rotated = torch.stack([u * cos - v * sin, v * cos + u * sin], dim=-1).flatten(-2)
     else:
         u, v = x[..., :h], x[..., h:rotary_dim]
-        rotated = torch.cat([u * cos - v * sin, v * cos + u * sin], dim=-1)
+    u, v = u.to(cos.dtype), v.to(cos.dtype)
+    # Each half is rounded to x's dtype as soon as it is computed: still one rounding, and the
+    # compiler then writes the result directly instead of a float32 copy of it first.
+    parts = [(u * cos - v * sin).to(x.dtype), (v * cos + u * sin).to(x.dtype)]
+    if layout == "interleaved":
+        rotated = torch.stack(parts, dim=-1).flatten(-2)  # (..., seq_len, rotary_dim)
+    else:
+        rotated = torch.cat(parts, dim=-1)
     if rotary_dim == x.shape[-1]:
         return rotated
     return torch.cat([rotated, x[..., rotary_dim:]], dim=-1)
 
 
+def _split(t: torch.Tensor, rows: int, blocks: int) -> list[torch.Tensor]:
+    # `blocks` views of `rows` positions (dimension -2); a table with one row serves them all.
+    return [t] * blocks if t.shape[-2] == 1 else list(t.split(rows, dim=-2))
+
+
 def _as_complex(t: torch.Tensor) -> torch.Tensor | None:
-    # (..., d) real -> (..., d/2) complex view, pair (x[2i], x[2i+1]) as x[2i] + i x[2i+1];
-    # None when the strides or offset are not a whole number of pairs.
-    if t.stride(-1) != 1:
+    # (..., d) real -> (..., d/2) complex view, pair (t[2i], t[2i+1]) as t[2i] + i t[2i+1];
+    # None for half precision (PyTorch has no complex bfloat16) and for strides or an offset that
+    # are not a whole number of pairs.
+    if t.dtype in HALF_DTYPES or t.stride(-1) != 1:
         return None
     try:
         return torch.view_as_complex(t.unflatten(-1, (-1, 2)))
@@ -82,60 +109,64 @@ def _as_complex(t: torch.Tensor) -> torch.Tensor | None:
 
 
 def _rotate_interleaved(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor, rows: int
 ) -> None:
     # Rotating pair (u, v) by angle t is multiplying u + iv by cos t + i sin t (Meta's Llama code
-    # does the same). One complex multiplication reads x once and writes the result once, which
-    # keeps this at the cost of a copy; real arithmetic on strided even/odd columns is ~3x slower.
-    rotation = torch.complex(cos, sin)  # (..., seq_len, d/2)
-    source = _as_complex(x)
-    if source is None:
-        source = torch.view_as_complex(x.contiguous().unflatten(-1, (-1, 2)))
-    target = _as_complex(out)
-    if target is not None:
-        torch.mul(source, rotation, out=target)
-    else:
-        out.copy_(torch.view_as_real(source * rotation).flatten(-2))
-
-
-def _rotate_half_split(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor
-) -> None:
-    # HF's x * cos + rotate_half(x) * sin, without building rotate_half(x): a product into each
-    # half, then a fused multiply-add into each half (no torch.cat, no temporaries).
-    h = x.shape[-1] // 2
-    u, v = x[..., :h], x[..., h:]
-    torch.mul(u, cos, out=out[..., :h])
-    out[..., :h].addcmul_(v, sin, value=-1.0)  # u cos - v sin
-    torch.mul(v, cos, out=out[..., h:])
-    out[..., h:].addcmul_(u, sin)  # v cos + u sin
-
-
-def _rotate_blocks(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, out: torch.Tensor
-) -> None:
-    # The half layout takes four passes and half precision needs a float32 copy of x and a
-    # rounding pass. Over whole tensors each pass goes to memory; over a few positions at a time
-    # the repeated passes hit the cache, and memory sees about one read of x and one write.
-    seq_len, width = x.shape[-2], x.shape[-1]
-    per_position = max(1, x[..., :1, :].numel())  # one position across all leading dimensions
-    rows = max(1, BLOCK_ELEMENTS // per_position)
-    scratch = None
-    if x.dtype in HALF_DTYPES:  # float32 work space, rounded into `out` block by block
-        scratch = torch.empty(
-            (*x.shape[:-2], min(rows, seq_len), width), dtype=torch.float32, device=x.device
+    # does the same). One complex multiplication reads x once and writes out once: the cost of a
+    # copy, where real arithmetic on the strided even and odd columns takes several passes.
+    source, target = _as_complex(x), _as_complex(out)
+    staged = source is None or target is None
+    if not staged:
+        rows = x.shape[-2]  # a single pass already: blocks would only add operator calls
+    blocks = -(-x.shape[-2] // rows)
+    if staged:
+        # bfloat16/float16 (no complex dtype) or awkward strides: each block is copied into a
+        # complex work space (widening exactly), multiplied there, and copied (rounded) out.
+        work = torch.empty(
+            (*x.shape[:-2], min(rows, x.shape[-2]), x.shape[-1] // 2),
+            dtype=torch.complex64 if cos.dtype == torch.float32 else torch.complex128,
+            device=x.device,
         )
-    for start in range(0, seq_len, rows):
-        stop = min(start + rows, seq_len)
+        source, target = x, out
+    tables = zip(_split(cos, rows, blocks), _split(sin, rows, blocks), strict=True)
+    for x_block, out_block, (c, s) in zip(
+        _split(source, rows, blocks), _split(target, rows, blocks), tables, strict=True
+    ):
+        rotation = torch.complex(c, s)  # (..., rows, d/2): built per block, so it stays cached
+        if not staged:
+            torch.mul(x_block, rotation, out=out_block)
+            continue
+        w = work[..., : x_block.shape[-2], :]  # the last block may be shorter
+        w_real = torch.view_as_real(w).flatten(-2)  # the same memory as (..., rows, d) reals
+        w_real.copy_(x_block)
+        w.mul_(rotation)
+        out_block.copy_(w_real)
 
-        def rows_of(table: torch.Tensor, start: int = start, stop: int = stop) -> torch.Tensor:
-            return table if table.shape[-2] == 1 else table[..., start:stop, :]  # 1: broadcast
 
-        target = out[..., start:stop, :] if scratch is None else scratch[..., : stop - start, :]
-        if layout == "interleaved":  # (only reached for half precision)
-            target.copy_(x[..., start:stop, :])  # exact widening
-            _rotate_interleaved(target, rows_of(cos), rows_of(sin), target)
-        else:  # mixed-dtype kernels widen half-precision x on the fly
-            _rotate_half_split(x[..., start:stop, :], rows_of(cos), rows_of(sin), target)
-        if scratch is not None:
-            out[..., start:stop, :].copy_(target)  # the one rounding
+def _rotate_half(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, out: torch.Tensor, rows: int
+) -> None:
+    # HF's x * cos + rotate_half(x) * sin in three operators, without building rotate_half(x):
+    # a full-width product (the only pass that reads x from memory), then a fused multiply-add
+    # into each half, which finds the block in the cache. There is no complex-number shortcut:
+    # the coordinates of a pair are half a head apart.
+    blocks = -(-x.shape[-2] // rows)
+    h = x.shape[-1] // 2
+    staged = x.dtype in HALF_DTYPES
+    if staged:  # float32 copies of a block of x and of its result, rounded into out once
+        shape = (*x.shape[:-2], min(rows, x.shape[-2]), x.shape[-1])
+        widened = torch.empty(shape, dtype=cos.dtype, device=x.device)
+        rotated = torch.empty_like(widened)
+    tables = zip(_split(cos, rows, blocks), _split(sin, rows, blocks), strict=True)
+    for x_block, out_block, (c, s) in zip(
+        _split(x, rows, blocks), _split(out, rows, blocks), tables, strict=True
+    ):
+        source, target = x_block, out_block
+        if staged:
+            source = widened[..., : x_block.shape[-2], :].copy_(x_block)  # exact widening
+            target = rotated[..., : x_block.shape[-2], :]
+        torch.mul(source, torch.cat([c, c], dim=-1), out=target)  # (u cos, v cos)
+        target[..., :h].addcmul_(source[..., h:], s, value=-1.0)  # u cos - v sin
+        target[..., h:].addcmul_(source[..., :h], s)  # v cos + u sin
+        if staged:
+            out_block.copy_(target)  # the one rounding

@@ -61,6 +61,7 @@ from ._checks import (
     check_table_dtype,
     check_tensor,
     tracing,
+    values_visible,
 )
 from ._rotate import rotate
 from .absolute import inv_freq as _inv_freq
@@ -268,8 +269,13 @@ def apply_rope(
                 f"out must match x's shape {tuple(x.shape)}, dtype {x.dtype} and device "
                 f"{x.device}, got {tuple(out.shape)}, {out.dtype}, {out.device}"
             )
-        if x.device.type != "meta" and (
-            out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        # Storage identity (conservative: two slices of one buffer count as shared). Skipped
+        # where there is no memory to compare: meta tensors, empty ones, and graphs, where
+        # data pointers cannot be traced.
+        if (
+            values_visible(x)
+            and x.numel()
+            and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
         ):
             raise ValueError(
                 "out must not share memory with x (in-place rotation is not supported)"

@@ -50,10 +50,19 @@ def check_schema(results: dict, families: set[str]) -> None:
         rope = results["benchmarks"]["rope"]
         assert rope["cases"]
         for case in rope["cases"]:
-            assert {"copy_floor", "meta_complex"} <= set(case["variants"])
+            assert {"copy_floor", "clone_floor", "meta_complex"} <= set(case["variants"])
             assert case["over_floor"]["copy_floor"]["median"] == 1.0
+            # each of ours is divided by its own floor: new tensors by the clone floor, ...
+            assert {"apply_rope_interleaved", "apply_rope_half"} <= set(case["over_clone"])
+            assert set(case["over_compiled_clone"]) <= {
+                f"compiled_apply_rope_{layout}{diagnostic}"
+                for layout in ("interleaved", "half")
+                for diagnostic in ("", "_one_row")
+            }
             for name, rel_diff in case["check_rel_diff"].items():
                 assert rel_diff < 0.05, name  # every variant computes the same rotation
+        for target in rope["targets"]:
+            assert {"kind", "device", "dtype", "shape", "layout"} <= set(target)
     if "import" in families:
         variants = set(results["benchmarks"]["import"]["variants"])
         assert variants == {"torch", "posenc_ref", "posenc_ref_after_torch"}

@@ -370,6 +370,20 @@ def test_out_argument():
     assert torch.equal(wide[:, 1:9], apply_rope(x, cos, sin))
 
 
+def test_out_argument_empty_and_sliced():
+    """out= with no positions works (there is no data pointer to compare).
+
+    Slices of one buffer count as shared memory (conservative), so they are refused.
+    """
+    cos, sin = rope_cos_sin(torch.arange(0), inv_freq(8))
+    x = torch.zeros(2, 0, 8)
+    assert apply_rope(x, cos, sin, out=torch.empty_like(x)).shape == (2, 0, 8)
+    buffer = torch.zeros(5, 16)
+    cos, sin = rope_cos_sin(torch.arange(5), inv_freq(8))
+    with pytest.raises(ValueError, match="share memory"):
+        apply_rope(buffer[:, :8], cos, sin, out=buffer[:, 8:])
+
+
 def test_non_contiguous_input():
     """A q sliced out of a fused qkv projection at an odd offset is rotated correctly."""
     qkv = randn(5, 5, 25)
@@ -727,32 +741,69 @@ def test_module_bad_input(kwargs, error, match):
         module(**args)
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "half"])
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
-@pytest.mark.parametrize("table_shape", ["seq", "packed", "one_position"])
-def test_blocked_path(monkeypatch, layout, dtype, table_shape):
-    """The CPU path in blocks of positions (half layout, half precision) matches the plain path.
+BLOCK_CASES = {
+    # case: (x shape (batch, heads, seq_len, head_dim), rotary_dim, positions)
+    "seq": ((2, 3, 11, 8), None, torch.arange(100, 111)),
+    "packed": ((2, 3, 11, 8), None, torch.tensor([list(range(11)), list(range(50, 61))])[:, None]),
+    "one_position": ((2, 3, 11, 8), None, torch.tensor([7])),
+    "partial": ((2, 3, 11, 12), 8, torch.arange(11)),
+    "x_positions_strided": ((2, 3, 11, 8), None, torch.arange(11)),  # (b, s, h, d) transposed
+    "x_last_dim_strided": ((2, 3, 11, 8), None, torch.arange(11)),  # every other column
+    "out_strided": ((2, 3, 11, 8), None, torch.arange(11)),  # out with a row pitch of 10
+    "out_odd_offset": ((2, 3, 11, 8), 6, torch.arange(11)),  # no complex view of out
+    "no_positions": ((2, 3, 0, 8), None, torch.arange(0)),
+}
 
-    Tiny blocks (with a remainder), tables broadcast over batch or over positions, and out=.
+
+def _block_case_tensors(case, dtype):
+    shape, rotary_dim, positions = BLOCK_CASES[case]
+    x = randn(0, *shape, dtype=dtype)
+    if case == "x_positions_strided":
+        x = randn(0, 2, 11, 3, 8, dtype=dtype).transpose(1, 2)
+    elif case == "x_last_dim_strided":
+        x = randn(0, 2, 3, 11, 16, dtype=dtype)[..., ::2]
+    out = torch.empty_like(x)
+    if case == "out_strided":
+        out = torch.empty(2, 3, 11, 10, dtype=dtype)[..., 1:9]
+    elif case == "out_odd_offset":
+        out = torch.empty(x.numel() + 1, dtype=dtype)[1:].view(x.shape)
+    return x, rotary_dim, positions, out
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, F64])
+@pytest.mark.parametrize("case", list(BLOCK_CASES))
+def test_blocked_path(monkeypatch, layout, dtype, case):
+    """The eager kernels equal the loop oracle and the out-of-place formula, in every variant.
+
+    Tables per position, per (batch, position) and one for all positions; partial rotary;
+    inputs and outputs that are not contiguous or not viewable as complex pairs; a new result
+    and out=. Each in blocks of 3 positions (with a remainder, as on the CPU) and in one block
+    (as on a GPU). Half precision may differ from the exact result by one final rounding only.
     """
     import posenc_ref._rotate as kernels
 
-    monkeypatch.setattr(kernels, "BLOCK_ELEMENTS", 2 * 3 * 8 * 3)  # 3 positions per block
-    x = randn(5, 2, 3, 11, 8, dtype=dtype)  # 11 positions: blocks of 3, 3, 3, 2
-    positions = {
-        "seq": torch.arange(100, 111),
-        "packed": torch.tensor([list(range(11)), list(range(50, 61))])[:, None, :],
-        "one_position": torch.tensor([7]),
-    }[table_shape]
-    cos, sin = rope_cos_sin(positions, inv_freq(8))
-    blocked = apply_rope(x, cos, sin, layout=layout)
-    out = torch.empty_like(x)
-    assert apply_rope(x, cos, sin, layout=layout, out=out) is out
-    with torch.enable_grad():  # autograd takes the unblocked path
-        plain = apply_rope(x.clone().requires_grad_(), cos, sin, layout=layout).detach()
-    ulp = {torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10, torch.float32: 2.0**-23}[dtype]
-    for got in (blocked, out):
-        assert got.dtype == dtype
-        torch.testing.assert_close(got.float(), plain.float(), rtol=ulp, atol=1e-6)
-    exact = apply_rope_loop(x.double(), positions, inv_freq(8), layout=layout)
-    assert torch.all((blocked.double() - exact).abs() <= ulp / 2 * exact.abs() + 1e-5)
+    x, rotary_dim, positions, out = _block_case_tensors(case, dtype)
+    width = rotary_dim or x.shape[-1]
+    table_dtype = F64 if dtype == F64 else torch.float32
+    cos, sin = rope_cos_sin(positions, inv_freq(width), dtype=table_dtype)
+    exact = apply_rope_loop(x.double(), positions, inv_freq(width), layout=layout, rotary_dim=width)
+    formula = kernels.rotate_formula(x, cos, sin, layout, width)
+    eps = torch.finfo(dtype).eps  # spacing of numbers in [1, 2)
+    per_position = x[..., :1, :].numel()
+    for block_elements in (max(1, 3 * per_position), 1 << 30):  # blocks of 3 positions; one block
+        monkeypatch.setattr(kernels, "BLOCK_ELEMENTS", block_elements)
+        results = [apply_rope(x, cos, sin, layout=layout, rotary_dim=rotary_dim)]
+        if x.numel():  # (apply_rope's aliasing check cannot tell two empty tensors apart)
+            out.fill_(math.nan)
+            assert apply_rope(x, cos, sin, layout=layout, rotary_dim=rotary_dim, out=out) is out
+            results.append(out)
+        for got in results:
+            assert got.dtype == dtype and got.shape == x.shape
+            assert torch.equal(got[..., width:], x[..., width:])  # passed through, bit for bit
+            if dtype in (torch.bfloat16, torch.float16):  # one rounding of the float32 result
+                bound = eps / 2 * exact.abs() + 1e-6
+            else:  # float32/float64 tables and arithmetic
+                bound = 8 * eps * (exact.abs() + 1)
+            assert torch.all((got.double() - exact).abs() <= bound)
+            torch.testing.assert_close(got, formula, rtol=eps, atol=eps)
