@@ -1,4 +1,4 @@
-"""Figures of the "Check your implementation" page and of ``python -m posenc_ref inspect --plot``.
+"""Figures of the "Check your implementation" page and of the inspect command's --plot option.
 
 Shown on ``check.md``.
 """
@@ -71,16 +71,16 @@ def rope_error_plot(
     markers = iter("os^vD")
     for label, fn in fns.items():
         error = rope_error(fn, reference, positions).numpy()
-        ax.loglog(positions.numpy(), error.clip(min=1e-10), next(markers) + "-", ms=3, lw=1,
-                  label=label)  # fmt: skip
+        style = next(markers) + "-"
+        ax.loglog(positions.numpy(), error.clip(min=1e-10), style, ms=3, lw=1, label=label)
     omega = reference.frequencies(int(positions.max()) + 1).inv_freq
     m = positions.to(torch.float64)[:, None]
     u32 = UNIT_ROUNDOFF[torch.float32]
     angle = ANGLE_MARGIN * u32 * m * omega * (torch.log(1 / omega) + ANGLE_ULPS)
     rounding = OUTPUT_ROUNDINGS * u32
     allowance = (rounding + angle.amax(dim=1)).numpy()
-    ax.loglog(positions.numpy(), allowance, color="0.35", lw=1, ls="--",
-              label="allowed (float32 angles accepted)")  # fmt: skip
+    accepted = "allowed (float32 angles accepted)"
+    ax.loglog(positions.numpy(), allowance, color="0.35", lw=1, ls="--", label=accepted)
     ax.axhline(rounding, color="0.35", lw=1, ls=":", label="allowed (float32_angles=False)")
     ax.set_xlabel("position")
     ax.set_ylabel("largest error / pair norm")
@@ -170,15 +170,15 @@ def spec_wavelengths(spec: object) -> Figure:
     fig, ax = plt.subplots(figsize=(7.5, 4.3))
     plain = plain_inv_freq(spec.rotary_dim, spec.base)
     if not torch.allclose(plain, omega, rtol=1e-12, atol=0):
-        ax.semilogy(pairs, 2 * math.pi / plain, color="0.6", lw=1, ls="--",
-                    label=f"plain base^(-2i/d), base {spec.base:g}")  # fmt: skip
-    ax.semilogy(pairs, 2 * math.pi / omega, "o-", ms=2.5, lw=1, color="C0",
-                label=f"{spec.rope_type} (inside the original context)")  # fmt: skip
+        label = f"plain base^(-2i/d), base {spec.base:g}"
+        ax.semilogy(pairs, 2 * math.pi / plain, color="0.6", lw=1, ls="--", label=label)
+    label = f"{spec.rope_type} (inside the original context)"
+    ax.semilogy(pairs, 2 * math.pi / omega, "o-", ms=2.5, lw=1, color="C0", label=label)
     if spec.max_len:
         later = spec.frequencies(spec.max_len).inv_freq.to(torch.float64)
         if not torch.allclose(later, omega, rtol=1e-12, atol=0):
-            ax.semilogy(pairs, 2 * math.pi / later, "s-", ms=2.5, lw=1, color="C3",
-                        label=f"{spec.rope_type} at length {spec.max_len}")  # fmt: skip
+            label = f"{spec.rope_type} at length {spec.max_len}"
+            ax.semilogy(pairs, 2 * math.pi / later, "s-", ms=2.5, lw=1, color="C3", label=label)
     for length, words, style in (
         (spec.original_max_len, "original context", "-."),
         (spec.max_len, "max_position_embeddings", ":"),

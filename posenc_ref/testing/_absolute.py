@@ -358,7 +358,7 @@ def assert_sinusoidal_equal(
             rtol,
             atol,
             float32_angles,
-        )  # fmt: skip
+        )
     )
 
 
@@ -381,8 +381,8 @@ def _ratio(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> 
 
 def _sample_rows(n: int) -> torch.Tensor:
     """Rows the models are first tried on: the first 300, 256 spread evenly, the last 128."""
-    rows = torch.cat([torch.arange(min(n, 300)), torch.linspace(0, n - 1, 256).long(),
-                      torch.arange(max(0, n - 128), n)])  # fmt: skip
+    first, spread = torch.arange(min(n, 300)), torch.linspace(0, n - 1, 256).long()
+    rows = torch.cat([first, spread, torch.arange(max(0, n - 128), n)])
     return torch.unique(rows)
 
 

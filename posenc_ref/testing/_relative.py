@@ -379,8 +379,11 @@ def assert_t5_buckets_equal(
     bidirectional = check_bool("bidirectional", bidirectional)
     num_buckets = check_int("num_buckets", num_buckets, minimum=2)
     max_distance = check_int("max_distance", max_distance, minimum=1)
-    params = {"bidirectional": bidirectional, "num_buckets": num_buckets,
-              "max_distance": max_distance}  # fmt: skip
+    params = {
+        "bidirectional": bidirectional,
+        "num_buckets": num_buckets,
+        "max_distance": max_distance,
+    }
     far = torch.tensor([10**4, 10**5, 10**6])
     span = 3 * max_distance
     rel = torch.cat([-far.flip(0), torch.arange(-span, span + 1), far])
@@ -449,13 +452,14 @@ def assert_t5_buckets_equal(
         ),
     ]
     if not bidirectional:
-        models.insert(1, (
+        future = (
             "future keys outside bucket 0",
             "your fn buckets future keys (key > query) by their distance; in the causal case T5 "
             "puts every future key in bucket 0, with distance 0 (they are masked anyway, but "
             "the bucket indexes the learned table)",
             lambda r: _t5_model(r, **params, future="distance"),
-        ))  # fmt: skip
+        )
+        models.insert(1, future)
     # A model identical to the reference on these distances cannot be told apart: not tested.
     models = [m for m in models if not bool((m[2](rel) == expected).all())]
     explained = [(t, d) for t, d, model in models if bool((model(rel) == got).all())]

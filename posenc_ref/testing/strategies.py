@@ -1,4 +1,4 @@
-"""Hypothesis strategies for property tests of positional encodings (needs the ``testing`` extra).
+"""Hypothesis strategies for property tests of positional encodings (needs the testing extra).
 
 Explained on the site: [your own properties](check.md#check-strategies).
 
