@@ -12,6 +12,8 @@ The modules follow the pages:
 - ``plots.rope``: the rotation of a pair, the long-term decay (``rope.md``).
 - ``plots.rope_scaling``: wavelengths under each context-extension method (``rope_scaling.md``).
 - ``plots.precision``: float32 against float64 angles (``precision.md``).
+- ``plots.check``: a RoPE's error per position, a model's wavelengths (``check.md``, and
+  ``python -m posenc_ref inspect --plot``).
 - ``plots.models``: per-pair wavelengths of released models (``models.md``).
 
 Every function is also importable from here (``from posenc_ref.plots import heatmap``). The
@@ -34,6 +36,13 @@ from .absolute import (
     pipeline_diagram,
     waves,
     waves_default,
+)
+from .check import (
+    error_positions,
+    hf_rope_error,
+    llama31_wavelengths,
+    rope_error_plot,
+    spec_wavelengths,
 )
 from .models import (
     zoo_wavelengths,
@@ -111,5 +120,10 @@ __all__ = [
     "context_extension",
     "angle_precision_data",
     "angle_precision",
+    "error_positions",
+    "rope_error_plot",
+    "hf_rope_error",
+    "spec_wavelengths",
+    "llama31_wavelengths",
     "zoo_wavelengths",
 ]

@@ -131,10 +131,15 @@ def test_api_page_lists_public_modules():
     modules = _hook("api_page").public_modules(ROOT)
     assert modules[:3] == ["device", "absolute", "relative"]
     assert not any(part.startswith("_") for m in modules for part in m.split("."))
-    # The figure package follows the core modules, then its modules in the site's reading order.
+    # Subpackages (plots, testing) follow the core modules, each followed by its own modules;
+    # the figure modules in the site's reading order.
     plots = modules.index("plots")
     assert modules[plots + 1 : plots + 3] == ["plots.absolute", "plots.properties"]
-    assert all(m.startswith("plots.") for m in modules[plots + 1 :] if "." in m)
+    assert "testing" in modules and "testing.strategies" in modules
+    for before, module in zip(modules, modules[1:], strict=False):
+        if "." in module:
+            package = module.split(".")[0]
+            assert before == package or before.startswith(package + "."), (before, module)
 
 
 def test_api_page_shows_plots_registry_once():

@@ -1,0 +1,217 @@
+"""Figures of the "Check your implementation" page and of the inspect command's --plot option.
+
+Shown on ``check.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from ._common import _pyplot
+from ._registry import site_figure
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+    from matplotlib.figure import Figure
+
+    from ..rope import RotaryEmbedding
+
+__all__ = [
+    "error_positions",
+    "rope_error_plot",
+    "hf_rope_error",
+    "spec_wavelengths",
+    "llama31_wavelengths",
+]
+
+
+def error_positions(max_log2: int = 20, per_octave: int = 4) -> torch.Tensor:
+    """Positions spread evenly on a log scale from 1 to ``2**max_log2`` (int64, unique)."""
+    import torch
+
+    exponents = torch.arange(max_log2 * per_octave + 1, dtype=torch.float64) / per_octave
+    return torch.unique(torch.round(2.0**exponents).to(torch.int64))
+
+
+def rope_error_plot(
+    fns: Mapping[str, Callable],
+    reference: RotaryEmbedding,
+    positions: torch.Tensor | None = None,
+) -> Figure:
+    r"""Largest error per position of each ``fn`` against ``reference``, with the allowance.
+
+    Each curve is :func:`posenc_ref.testing.rope_error` (largest error relative to the pair's
+    norm); the dashed line is the float32-angle allowance of
+    :func:`posenc_ref.testing.assert_rope_equal` at each position (its largest value over the
+    pairs, plus the 8 float32 roundings), the dotted one the allowance without the angle term.
+
+    Parameters
+    ----------
+    fns
+        Label to ``fn(q, k, positions) -> (q_rot, k_rot)``.
+    reference
+        A :class:`~posenc_ref.RotaryEmbedding`.
+    positions
+        1-D integer positions (default :func:`error_positions`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import torch
+
+    from ..testing import rope_error
+    from ..testing._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
+
+    plt = _pyplot()
+    positions = error_positions() if positions is None else positions
+    fig, ax = plt.subplots(figsize=(7.5, 4.3))
+    markers = iter("os^vD")
+    for label, fn in fns.items():
+        error = rope_error(fn, reference, positions).numpy()
+        style = next(markers) + "-"
+        ax.loglog(positions.numpy(), error.clip(min=1e-10), style, ms=3, lw=1, label=label)
+    omega = reference.frequencies(int(positions.max()) + 1).inv_freq
+    m = positions.to(torch.float64)[:, None]
+    u32 = UNIT_ROUNDOFF[torch.float32]
+    angle = ANGLE_MARGIN * u32 * m * omega * (torch.log(1 / omega) + ANGLE_ULPS)
+    rounding = OUTPUT_ROUNDINGS * u32
+    allowance = (rounding + angle.amax(dim=1)).numpy()
+    accepted = "allowed (float32 angles accepted)"
+    ax.loglog(positions.numpy(), allowance, color="0.35", lw=1, ls="--", label=accepted)
+    ax.axhline(rounding, color="0.35", lw=1, ls=":", label="allowed (float32_angles=False)")
+    ax.set_xlabel("position")
+    ax.set_ylabel("largest error / pair norm")
+    ax.set_title(
+        f"RoPE error against float64 (head_dim={reference.head_dim}, "
+        f"base={reference.base:g}, {reference.layout} layout)",
+        fontsize=11,
+    )
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8.5, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def _hf_apply(head_dim: int, base: float) -> Callable:
+    """HF transformers' Llama rotation as ``fn(q, k, positions)`` (needs transformers)."""
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    config = LlamaConfig(
+        hidden_size=2 * head_dim,
+        num_attention_heads=2,
+        head_dim=head_dim,
+        rope_parameters={"rope_type": "default", "rope_theta": base},
+    )
+    rotary = LlamaRotaryEmbedding(config)
+
+    def fn(q, k, positions):
+        cos, sin = rotary(q, positions[None])
+        return apply_rotary_pos_emb(q, k, cos, sin)
+
+    return fn
+
+
+def hf_rope_error(head_dim: int = 128, base: float = 10000.0) -> Figure:
+    """HF transformers' ``apply_rotary_pos_emb`` and posenc_ref's functions, error per position.
+
+    Both against the float64 reference in the half layout, drawn by :func:`rope_error_plot`.
+    Needs transformers (the ``peers`` extra).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..absolute import inv_freq
+    from ..rope import RotaryEmbedding, apply_rope, rope_cos_sin
+
+    reference = RotaryEmbedding(head_dim, base=base, layout="half")
+    omega = inv_freq(head_dim, base)
+
+    def ours(q, k, positions):  # the pure functions: no table cached up to 2**20 positions
+        cos, sin = rope_cos_sin(positions, omega)
+        return apply_rope(q, cos, sin, layout="half"), apply_rope(k, cos, sin, layout="half")
+
+    fns = {
+        "HF transformers (float32 angles)": _hf_apply(head_dim, base),
+        "posenc_ref rope_cos_sin + apply_rope (float64 angles)": ours,
+    }
+    return rope_error_plot(fns, reference)
+
+
+@site_figure("check_hf_error.svg")
+def _site_hf_rope_error() -> Figure:
+    return hf_rope_error()
+
+
+def spec_wavelengths(spec: object) -> Figure:
+    r"""Per-pair wavelength of a model's RoPE, against the plain base and its context lengths.
+
+    Drawn by ``python -m posenc_ref inspect CONFIG.json --plot FILE``. ``spec`` is a
+    :class:`~posenc_ref.models.RopeSpec`: its frequencies inside the original context, the plain
+    :math:`\text{base}^{-2i/d}` ones for comparison when they differ, those of a call at
+    ``max_position_embeddings`` when the method depends on the length, and horizontal lines at
+    the original and the extended context.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import torch
+
+    from ..absolute import inv_freq as plain_inv_freq
+
+    plt = _pyplot()
+    omega = spec.inv_freq.detach().to("cpu", torch.float64)
+    pairs = torch.arange(omega.numel())
+    fig, ax = plt.subplots(figsize=(7.5, 4.3))
+    plain = plain_inv_freq(spec.rotary_dim, spec.base)
+    if not torch.allclose(plain, omega, rtol=1e-12, atol=0):
+        label = f"plain base^(-2i/d), base {spec.base:g}"
+        ax.semilogy(pairs, 2 * math.pi / plain, color="0.6", lw=1, ls="--", label=label)
+    label = f"{spec.rope_type} (inside the original context)"
+    ax.semilogy(pairs, 2 * math.pi / omega, "o-", ms=2.5, lw=1, color="C0", label=label)
+    if spec.max_len:
+        later = spec.frequencies(spec.max_len).inv_freq.to(torch.float64)
+        if not torch.allclose(later, omega, rtol=1e-12, atol=0):
+            label = f"{spec.rope_type} at length {spec.max_len}"
+            ax.semilogy(pairs, 2 * math.pi / later, "s-", ms=2.5, lw=1, color="C3", label=label)
+    for length, words, style in (
+        (spec.original_max_len, "original context", "-."),
+        (spec.max_len, "max_position_embeddings", ":"),
+    ):
+        if length:
+            ax.axhline(length, color="0.3", lw=0.9, ls=style, label=f"{words} ({length})")
+    ax.set_xlabel("pair i")
+    ax.set_ylabel("wavelength 2π/ω (positions)")
+    title = getattr(spec, "model_type", None) or "config"
+    if getattr(spec, "layer_type", None):
+        title += f", {spec.layer_type}"
+    ax.set_title(
+        f"{title}: rotary_dim {spec.rotary_dim} of {spec.head_dim}, {spec.layout} layout",
+        fontsize=11,
+    )
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8.5)
+    fig.tight_layout()
+    return fig
+
+
+def llama31_wavelengths() -> Figure:
+    """:func:`spec_wavelengths` for Llama 3.1's released config (what ``inspect --plot`` draws).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..models import released_config, rope_spec
+
+    return spec_wavelengths(rope_spec(released_config("Llama 3.1")))
+
+
+@site_figure("check_inspect_llama31.svg")
+def _site_llama31_wavelengths() -> Figure:
+    return llama31_wavelengths()

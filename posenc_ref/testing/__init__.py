@@ -1,0 +1,70 @@
+r"""Check your implementation: conformance checks with diagnoses, for your own test suite.
+
+Explained on the site: [Check your implementation](check.md).
+
+- :func:`assert_rope_equal`: your RoPE ``fn(q, k, positions)`` against a
+  :class:`~posenc_ref.RotaryEmbedding`; on failure, the cause found by testing models of the
+  common bugs against your output. :func:`rope_error` gives the error per position.
+- :func:`assert_sinusoidal_equal`: a sinusoidal table (or a function making one).
+- :func:`assert_alibi_slopes_equal`, :func:`assert_alibi_bias_equal`,
+  :func:`assert_t5_buckets_equal`: the relative schemes.
+- Properties of any RoPE ``fn``: :func:`assert_relative_property`, :func:`assert_norm_preserved`,
+  :func:`assert_composition`, :func:`assert_layout_permutation`.
+- Hypothesis strategies (:mod:`posenc_ref.testing.strategies`, re-exported here) for your own
+  properties; they need the extra: ``pip install "posenc-ref[testing]"``. Everything else works
+  without hypothesis.
+
+Every check returns ``None`` on agreement and raises ``AssertionError`` otherwise, so it reads
+as one line in a pytest test.
+"""
+
+from __future__ import annotations
+
+from ._absolute import assert_sinusoidal_equal
+from ._properties import (
+    assert_composition,
+    assert_layout_permutation,
+    assert_norm_preserved,
+    assert_relative_property,
+)
+from ._relative import assert_alibi_bias_equal, assert_alibi_slopes_equal, assert_t5_buckets_equal
+from ._rope import assert_rope_equal, rope_error
+
+__all__ = [
+    "assert_rope_equal",
+    "rope_error",
+    "assert_sinusoidal_equal",
+    "assert_alibi_slopes_equal",
+    "assert_alibi_bias_equal",
+    "assert_t5_buckets_equal",
+    "assert_relative_property",
+    "assert_norm_preserved",
+    "assert_composition",
+    "assert_layout_permutation",
+]
+
+# Re-exported lazily from .strategies, so that importing posenc_ref.testing never needs
+# hypothesis: the ImportError (naming the extra) comes only when a strategy is asked for.
+_STRATEGIES = (
+    "head_dims",
+    "bases",
+    "layouts",
+    "positions",
+    "factors",
+    "scalings",
+    "rope_kwargs",
+    "rotary_embeddings",
+    "rope_inputs",
+)
+
+
+def __getattr__(name: str):
+    if name in _STRATEGIES:
+        from . import strategies
+
+        return getattr(strategies, name)
+    raise AttributeError(f"module 'posenc_ref.testing' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_STRATEGIES])
