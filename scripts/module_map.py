@@ -3,8 +3,9 @@
 ``tests/test_readme.py`` fails when the table in README.md differs from this output; run
 ``python scripts/module_map.py --write`` to update it in place.
 
-Private modules (``_checks.py``, ...) are not listed. A subpackage (``plots/``) gets one line with
-its docstring and the lines of all its files, followed by one line per public module in it.
+Every module is listed, private ones (``_checks.py``, ``_rotate.py``, ...) and ``__main__.py``
+included: the reader should see the whole architecture. A subpackage (``plots/``) gets one line
+with its docstring and the lines of all its files, followed by one line per module in it.
 """
 
 from __future__ import annotations
@@ -20,28 +21,33 @@ PACKAGE = ROOT / "posenc_ref"
 
 def _summary(path: Path) -> str:
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    first = doc.strip().splitlines()[0] if doc.strip() else ""
+    # Sphinx roles read as plain code in the README: :func:`a.b.name` -> `name`
+    first = re.sub(r":\w+:`~?(?:[\w.]+\.)?([\w]+)`", r"`\1`", first)
+    return first.replace("``", "`")
 
 
 def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
-def _public(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+def _modules(folder: Path) -> list[Path]:
+    # public modules first, then private ones; __init__.py is the package itself
+    found = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+    return sorted(found, key=lambda p: (p.name.startswith("_"), p.name))
 
 
 def module_map() -> str:
     """The markdown table: module, its docstring's first line, and its line count."""
     lines = ["| module | what it holds | lines |", "|---|---|---:|"]
-    for path in _public(PACKAGE):
+    for path in _modules(PACKAGE):
         lines.append(f"| `{path.name}` | {_summary(path)} | {_lines(path)} |")
     for folder in sorted(p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()):
         if folder.name.startswith("_"):
             continue
         total = sum(_lines(p) for p in folder.rglob("*.py"))
         lines.append(f"| `{folder.name}/` | {_summary(folder / '__init__.py')} | {total} |")
-        for path in _public(folder):
+        for path in _modules(folder):
             lines.append(f"| `{folder.name}/{path.name}` | {_summary(path)} | {_lines(path)} |")
     return "\n".join(lines)
 
