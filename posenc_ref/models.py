@@ -30,6 +30,7 @@ The released configs of the families on the site's model zoo ship with the packa
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import math
 from collections.abc import Mapping
@@ -44,11 +45,6 @@ from .absolute import inv_freq as _inv_freq
 from .rope_scaling import (
     SCALING_METHODS,
     ScaledFrequencies,
-    dynamic_ntk,
-    linear,
-    llama3,
-    longrope,
-    yarn,
     yarn_mscale,
 )
 
@@ -305,9 +301,10 @@ class RopeSpec:
         ``max_position_embeddings / original_max_position_embeddings`` where HF derives it);
         ``None`` for ``default``.
     scaling : dict or None
-        For the length-dependent types (``dynamic``, ``longrope``): the
-        :mod:`posenc_ref.rope_scaling` method and its arguments, e.g.
-        ``{"method": "longrope", ...}``; ``None`` otherwise.
+        The :mod:`posenc_ref.rope_scaling` method and its arguments, in the form
+        ``RotaryEmbedding(scaling=...)`` takes, e.g. ``{"method": "yarn", "factor": 4.0, ...}``:
+        for ``linear``, ``dynamic``, ``yarn``, ``longrope`` and ``llama3``; ``None`` for
+        ``default`` and ``proportional``.
     softmax_scale_factor : float
         A factor the model applies to its softmax scale outside RoPE (DeepSeek-V3:
         ``yarn_mscale(s, mscale_all_dim) ** 2``); 1.0 elsewhere. Not part of the rotation.
@@ -359,7 +356,9 @@ class RopeSpec:
             return ScaledFrequencies(self.inv_freq.clone(), self.attention_factor)
         params = dict(self.scaling)
         method = SCALING_METHODS[params.pop("method")]
-        return method(self.rotary_dim, self.base, seq_len=seq_len, **params)
+        if "seq_len" in inspect.signature(method).parameters:  # length-dependent
+            params["seq_len"] = seq_len
+        return method(self.rotary_dim, self.base, **params)
 
     def __repr__(self) -> str:
         extra = ""
@@ -795,12 +794,15 @@ def _frequencies(
     max_len: int | None,
     original: int | None,
 ) -> tuple[ScaledFrequencies, dict[str, Any] | None, float, int | None]:
-    """(frequencies inside the original context, length-dependent scaling, softmax factor, L)."""
+    """(frequencies inside the original context, the scaling dict, softmax factor, L)."""
     if rope_type == "default":
         return ScaledFrequencies(_inv_freq(rotary_dim, base), 1.0), None, 1.0, original or max_len
     if rope_type == "linear":
-        factor = check_positive_float("factor", _required(rope, "factor", rope_type))
-        return linear(rotary_dim, base, factor=factor), None, 1.0, original
+        scaling = {
+            "method": "linear",
+            "factor": check_positive_float("factor", _required(rope, "factor", rope_type)),
+        }
+        return _scaled(scaling, rotary_dim, base), scaling, 1.0, original
     if rope_type == "proportional":
         factor = check_positive_float("factor", rope.get("factor", 1.0))
         angles = int(partial * head_dim // 2)  # pairs that rotate, as HF counts them
@@ -814,8 +816,7 @@ def _frequencies(
         if max_len is None:
             raise ValueError("rope_type 'dynamic' needs max_position_embeddings (its L)")
         scaling = {"method": "dynamic_ntk", "factor": factor, "original_max_len": max_len}
-        freqs = dynamic_ntk(rotary_dim, base, factor=factor, seq_len=0, original_max_len=max_len)
-        return freqs, scaling, 1.0, max_len
+        return _scaled(scaling, rotary_dim, base), scaling, 1.0, max_len
     # The types that have an original length default it to max_position_embeddings (HF).
     if original is None:
         original = max_len
@@ -825,19 +826,10 @@ def _frequencies(
             "(or max_position_embeddings)"
         )
     if rope_type == "llama3":
-        freqs = llama3(
-            rotary_dim,
-            base,
-            factor=check_positive_float("factor", _required(rope, "factor", rope_type)),
-            low_freq_factor=check_positive_float(
-                "low_freq_factor", _required(rope, "low_freq_factor", rope_type)
-            ),
-            high_freq_factor=check_positive_float(
-                "high_freq_factor", _required(rope, "high_freq_factor", rope_type)
-            ),
-            original_max_len=original,
-        )
-        return freqs, None, 1.0, original
+        scaling = {"method": "llama3", "original_max_len": original}
+        for key in ("factor", "low_freq_factor", "high_freq_factor"):
+            scaling[key] = check_positive_float(key, _required(rope, key, rope_type))
+        return _scaled(scaling, rotary_dim, base), scaling, 1.0, original
     if rope_type == "yarn":
         factor = _factor_or_ratio(rope, max_len, original, rope_type)
         if rope.get("factor") is not None and max_len is not None:
@@ -856,20 +848,18 @@ def _frequencies(
         truncate = rope.get("truncate", True)
         if not isinstance(truncate, bool):
             raise TypeError(f"truncate must be true or false, got {truncate!r}")
-        freqs = yarn(
-            rotary_dim,
-            base,
-            factor=factor,
-            original_max_len=original,
+        scaling = {
+            "method": "yarn",
+            "factor": factor,
+            "original_max_len": original,
             # HF: a missing or zero beta means the paper's value
-            beta_fast=check_positive_float("beta_fast", rope.get("beta_fast") or 32.0),
-            beta_slow=check_positive_float("beta_slow", rope.get("beta_slow") or 1.0),
-            truncate=truncate,
-            attention_factor=None
-            if attention is None
-            else check_positive_float("attention_factor", attention),
-        )
-        return freqs, None, 1.0, original
+            "beta_fast": check_positive_float("beta_fast", rope.get("beta_fast") or 32.0),
+            "beta_slow": check_positive_float("beta_slow", rope.get("beta_slow") or 1.0),
+            "truncate": truncate,
+        }
+        if attention is not None:
+            scaling["attention_factor"] = check_positive_float("attention_factor", attention)
+        return _scaled(scaling, rotary_dim, base), scaling, 1.0, original
     # longrope
     short = _required(rope, "short_factor", rope_type)
     long = _required(rope, "long_factor", rope_type)
@@ -884,8 +874,16 @@ def _frequencies(
         scaling["attention_factor"] = check_positive_float(
             "attention_factor", rope["attention_factor"]
         )
-    params = {k: v for k, v in scaling.items() if k != "method"}
-    return longrope(rotary_dim, base, seq_len=0, **params), scaling, 1.0, original
+    return _scaled(scaling, rotary_dim, base), scaling, 1.0, original
+
+
+def _scaled(scaling: Mapping[str, Any], rotary_dim: int, base: float) -> ScaledFrequencies:
+    """The frequencies of a scaling dict inside the original context (seq_len 0 where asked)."""
+    params = dict(scaling)
+    method = SCALING_METHODS[params.pop("method")]
+    if "seq_len" in inspect.signature(method).parameters:
+        params["seq_len"] = 0
+    return method(rotary_dim, base, **params)
 
 
 def _factor_list(name: str, values: object, rotary_dim: int) -> list[float]:

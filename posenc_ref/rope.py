@@ -888,7 +888,7 @@ class RotaryEmbedding(nn.Module):
         (64, 'interleaved')
         """
         spec = rope_spec(config, layer_type=layer_type, layout=layout)
-        if spec.scaling is not None:  # length-dependent: the module recomputes per call
+        if spec.scaling is not None:  # the method by name: the module recomputes what it needs
             scaling = dict(spec.scaling)
         else:
             scaling = ScaledFrequencies(spec.inv_freq, spec.attention_factor)
