@@ -122,7 +122,7 @@ def values_visible(t: torch.Tensor) -> bool:
 def check_positions(positions: object, *, integer_only: bool = False) -> torch.Tensor:
     """Return ``positions`` if it is a usable position tensor ``(..., seq_len)``, else raise."""
     positions = check_tensor("positions", positions)
-    if positions.dtype == torch.bool or positions.is_complex():
+    if positions.dtype == torch.bool or positions.dtype.is_complex:
         raise TypeError(f"positions must hold integers or floats, got dtype {positions.dtype}")
     if positions.dtype in HALF_DTYPES:
         # bfloat16 has 8 significant bits: 257 rounds to 256, so two tokens share an angle.
@@ -134,7 +134,7 @@ def check_positions(positions: object, *, integer_only: bool = False) -> torch.T
         raise TypeError(f"positions must have an integer dtype here, got {positions.dtype}")
     if positions.dim() == 0:
         raise ValueError("positions must have at least one dimension (..., seq_len), got a scalar")
-    if positions.numel() and values_visible(positions):
+    if values_visible(positions) and positions.numel():  # numel first would specialise shapes
         if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
             raise ValueError("positions must be finite")
         if bool((positions < 0).any()):
@@ -144,9 +144,9 @@ def check_positions(positions: object, *, integer_only: bool = False) -> torch.T
 
 def check_inv_freq(inv_freq: object) -> torch.Tensor:
     """Return ``inv_freq`` if it is a 1-D float32/float64 frequency vector, else raise."""
-    if hasattr(inv_freq, "inv_freq") and hasattr(
-        inv_freq, "attention_factor"
-    ):  # a ScaledFrequencies
+    # A ScaledFrequencies, a NamedTuple (not imported: rope_scaling depends on this module); the
+    # tuple test comes first so that hasattr never runs on a tensor, which old dynamo rejects.
+    if isinstance(inv_freq, tuple) and hasattr(inv_freq, "attention_factor"):
         raise TypeError(
             "inv_freq must be a tensor; for a ScaledFrequencies `freqs` pass "
             "freqs.inv_freq, attention_factor=freqs.attention_factor"
