@@ -11,7 +11,9 @@ float32 and rounded once.
 Two implementations of the same formula:
 
 - :func:`rotate_formula`: out-of-place tensor arithmetic. Autograd differentiates it, and
-  ``torch.compile`` / ``torch.export`` trace it (the compiler fuses it into one kernel).
+  ``torch.compile`` / ``torch.export`` trace it (the compiler fuses it into one kernel). For
+  the interleaved layout on the CPU it reads each pair as one integer word
+  (:func:`_rotate_pair_words`), so that the compiled code is vectorised.
 - The eager kernels (:func:`_rotate_interleaved`, :func:`_rotate_half`): they write into the
   result with as few passes over memory as PyTorch's stock operators allow and, on the CPU, a
   block of positions at a time, so that the passes after the first find the block in the cache.
@@ -20,6 +22,8 @@ Both are tested against :func:`posenc_ref.rope.apply_rope_loop`, the definition.
 """
 
 from __future__ import annotations
+
+import sys
 
 import torch
 
@@ -73,6 +77,8 @@ def rotate_formula(
 
     ``cos`` and ``sin`` are already in the working dtype (float32 for half-precision ``x``).
     """
+    if layout == "interleaved" and _pair_words_apply(x, cos, sin):
+        return _rotate_pair_words(x, cos, sin, rotary_dim)
     h = rotary_dim // 2
     if layout == "interleaved":
         u, v = x[..., 0:rotary_dim:2], x[..., 1:rotary_dim:2]  # (..., seq_len, h) each
@@ -89,6 +95,69 @@ def rotate_formula(
     if rotary_dim == x.shape[-1]:
         return rotated
     return torch.cat([rotated, x[..., rotary_dim:]], dim=-1)
+
+
+# The integer word that holds one interleaved pair (u, v) = (x[2i], x[2i+1]) of each dtype.
+PAIR_WORDS = {torch.float32: torch.int64, torch.bfloat16: torch.int32}
+PAIR_WORDS_COMPILE = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 5)
+
+
+def _pair_words_apply(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> bool:
+    # Only where it was measured faster: inductor's CPU code (on a GPU the formula is used,
+    # unmeasured here) and a contiguous x, as Meta-style code holds q and k, (batch, seq, heads,
+    # head_dim); inductor copies a strided x before viewing it as words, which cost more (3x a
+    # clone against 1.2-2x for the formula, at the benchmark shape). Also: no gradients (bit
+    # views have none), little-endian machines (u in the low half of the word), and torch >= 2.5
+    # (older inductors cannot compile a view between dtypes of different widths).
+    # Limitation: dynamo does not trace x.storage_offset(), so a contiguous x that starts at an
+    # odd element of its storage (a flat buffer sliced at an odd index; no model's head split
+    # does that) fails to compile with torch's "storage_offset() must be divisible by 2";
+    # x.clone() first avoids it. Pinned by tests/test_rope_compile.py.
+    return (
+        x.dtype in PAIR_WORDS
+        and cos.dtype == torch.float32
+        and x.device.type == "cpu"
+        and sys.byteorder == "little"
+        and PAIR_WORDS_COMPILE
+        and not (torch.is_grad_enabled() and any(t.requires_grad for t in (x, cos, sin)))
+        and x.is_contiguous()
+        and (tracing() or x.storage_offset() % 2 == 0)
+    )
+
+
+def _rotate_pair_words(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, rotary_dim: int
+) -> torch.Tensor:
+    # rotate_formula's interleaved layout, compiled for the CPU. Inductor's C++ code is
+    # vectorized only where loads and stores are contiguous; the pairs (2i, 2i+1) are read and
+    # written at stride 2 (a scalar loop: 2x the time of the half layout in float32, 6x in
+    # bfloat16). Viewed as one integer word per pair, x, the tables and the result are all
+    # contiguous over the pair index i; u and v are the word's low and high halves (exact).
+    words = x.view(PAIR_WORDS[x.dtype])  # (..., seq_len, head_dim / 2)
+    pairs = words[..., : rotary_dim // 2]
+    if x.dtype == torch.float32:
+        u = pairs.to(torch.int32).view(torch.float32)  # the low 32 bits
+        v = (pairs >> 32).to(torch.int32).view(torch.float32)
+        u, v = u * cos - v * sin, v * cos + u * sin
+        low = u.view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+        rotated = (v.view(torch.int32).to(torch.int64) << 32) | low
+    else:  # bfloat16 is the high half of a float32: widening is a shift
+        u = (pairs << 16).view(torch.float32)
+        v = (pairs & -65536).view(torch.float32)  # (-65536: the high 16 bits of an int32)
+        u, v = u * cos - v * sin, v * cos + u * sin
+        rotated = _bfloat16_bits(v) | ((_bfloat16_bits(u) >> 16) & 0xFFFF)
+    if rotary_dim < x.shape[-1]:
+        rotated = torch.cat([rotated, words[..., rotary_dim // 2 :]], dim=-1)  # bit for bit
+    return rotated.view(x.dtype)
+
+
+def _bfloat16_bits(t: torch.Tensor) -> torch.Tensor:
+    # float32 -> bfloat16, rounded to nearest (ties to even), as the high 16 bits of an int32
+    # (the low 16 are zero). Spelled out on the bits because inductor keeps values in float32
+    # inside a kernel and drops t.to(bfloat16).to(float32) as a no-op. NaN stays NaN (t != t).
+    bits = t.view(torch.int32)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & -65536
+    return torch.where(t != t, 0x7FC00000, rounded)
 
 
 def _split(t: torch.Tensor, rows: int, blocks: int) -> list[torch.Tensor]:

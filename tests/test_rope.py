@@ -807,3 +807,68 @@ def test_blocked_path(monkeypatch, layout, dtype, case):
                 bound = 8 * eps * (exact.abs() + 1)
             assert torch.all((got.double() - exact).abs() <= bound)
             torch.testing.assert_close(got, formula, rtol=eps, atol=eps)
+
+
+def test_bfloat16_bits_round_as_torch_does():
+    """The bit-level float32 -> bfloat16 rounding of the compiled interleaved path equals torch's.
+
+    Every class of value: random bit patterns (normals of both signs, subnormals), exact ties
+    (low 16 bits 0x8000, even and odd), the largest finite values that round to infinity,
+    infinities and NaNs.
+    """
+    from posenc_ref._rotate import _bfloat16_bits
+
+    generator = torch.Generator().manual_seed(3)
+    bits = torch.randint(-(2**31), 2**31, (200_000,), generator=generator, dtype=torch.int64)
+    special = [0x3F808000, 0x3F818000, 0x3F807FFF, 0x7F7FFFFF, 0x7F7F8000, 0x7F800000, 0x00008000]
+    special += [0x00018000, 0x7FC00000, 0x7F800001, 0x00000000]
+    special += [value - 2**32 for value in (0x80000000, 0xBF808000, 0xFF7FFFFF, 0xFF800000)]
+    bits = torch.cat([bits, torch.tensor(special)]).to(torch.int32)
+    values = bits.view(torch.float32)
+    got = _bfloat16_bits(values)
+    want = values.to(torch.bfloat16).view(torch.int16).to(torch.int32) << 16
+    nan = values.isnan()
+    assert torch.equal(got[~nan], want[~nan])
+    assert torch.all(got[nan].view(torch.float32).isnan())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("rotary_dim", [16, 10])
+def test_pair_words_equal_the_formula(monkeypatch, dtype, rotary_dim):
+    """The compiled path's pair-word rotation, run eagerly, equals the formula bit for bit.
+
+    Including infinities, NaN and a value whose rotation overflows the dtype.
+    """
+    import posenc_ref._rotate as kernels
+
+    x = randn(4, 2, 3, 9, 16, dtype=dtype)
+    x[0, 0, 0, 2], x[0, 0, 1, 3], x[0, 0, 2, 4] = math.inf, math.nan, 3e38
+    cos, sin = rope_cos_sin(torch.arange(100, 109), inv_freq(rotary_dim))
+    words = kernels._rotate_pair_words(x, cos, sin, rotary_dim)
+    monkeypatch.setattr(kernels, "_pair_words_apply", lambda *args: False)
+    formula = kernels.rotate_formula(x, cos, sin, "interleaved", rotary_dim)
+    assert words.dtype == dtype and words.shape == x.shape
+    assert torch.equal(words.isnan(), formula.isnan())
+    assert torch.equal(words.nan_to_num(0.0), formula.nan_to_num(0.0))
+
+
+def test_pair_words_only_where_x_is_viewable(monkeypatch):
+    """The pair-word view is used only where x is contiguous and starts at a pair."""
+    import posenc_ref._rotate as kernels
+
+    monkeypatch.setattr(kernels, "PAIR_WORDS_COMPILE", True)  # (the torch version gate)
+    apply = kernels._pair_words_apply
+    x = randn(5, 2, 9, 3, 16, dtype=torch.float32)
+    cos, sin = rope_cos_sin(torch.arange(9), inv_freq(16))
+    assert apply(x, cos, sin)
+    assert apply(x.flatten()[2:18].view(1, 16), cos[:1], sin[:1])
+    assert not apply(x.flatten()[1:17].view(1, 16), cos[:1], sin[:1])  # starts inside a pair
+    assert not apply(x.transpose(1, 2), cos, sin)  # strided: inductor would copy it first
+    assert not apply(x.double(), cos.double(), sin.double())  # float64: no word
+    assert not apply(x.half(), cos, sin)  # float16: not measured
+    leaf = x.clone().requires_grad_()
+    assert not apply(leaf, cos, sin)  # bit views have no gradient
+    with torch.no_grad():
+        assert apply(leaf, cos, sin)
+    monkeypatch.setattr(kernels, "PAIR_WORDS_COMPILE", False)
+    assert not apply(x, cos, sin)

@@ -164,3 +164,36 @@ def test_export_module_with_rotary_embedding(layout):
         positions = torch.arange(start, start + seq_len)
         got = exported.module()(q, k, positions)
         torch.testing.assert_close(got, model(q, k, positions))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compiled_interleaved_storage_offsets(dtype):
+    """The compiled interleaved path views a contiguous x as one word per pair (vectorised code).
+
+    An x that starts at an even element of its storage compiles and rotates as the definition
+    does. On torches that take that path (>= 2.5), a contiguous x that starts inside a pair
+    fails to compile with torch's view error, the documented limitation, and a clone of it
+    compiles; strided inputs take the formula.
+    """
+    from posenc_ref._rotate import PAIR_WORDS_COMPILE
+
+    x, positions, cos, sin = _inputs(dtype)
+    flat = torch.cat([x.flatten(), x.flatten()[:2]])
+    compiled = torch.compile(apply_rope, fullgraph=True)
+    even = flat[2:].view(x.shape)
+    _assert_one_rounding(
+        compiled(even, cos, sin, layout="interleaved"), even, positions, "interleaved"
+    )
+    strided = torch.cat([x, x], dim=-1)[..., 1:17]
+    got = compiled(strided, cos, sin, layout="interleaved")
+    _assert_one_rounding(got, strided, positions, "interleaved")
+    torch._dynamo.reset()
+    odd = flat[1:-1].view(x.shape)
+    if PAIR_WORDS_COMPILE:
+        with pytest.raises(Exception, match="storage_offset"):
+            compiled(odd, cos, sin, layout="interleaved")
+        torch._dynamo.reset()
+        odd = odd.clone()
+    _assert_one_rounding(
+        compiled(odd, cos, sin, layout="interleaved"), odd, positions, "interleaved"
+    )
