@@ -474,7 +474,7 @@ def _targets(case: dict) -> list[dict]:
                     _target(
                         "new_vs_rivals",
                         f"{new} faster than HF rotate_half and Meta complex "
-                        "(slower rival's time / ours)",
+                        "(the faster rival's time / ours)",
                         case,
                         margin,
                         "> 1",
