@@ -154,7 +154,9 @@ def _verdict(met: bool) -> str:
 ROPE_TARGET_KINDS = {
     "out_over_copy": "`out=` / copy floor (limit 1.5× float32, 3× bfloat16)",
     "new_over_clone": "new tensor / clone floor (limit 1.2×)",
-    "new_vs_rivals": "new tensor: slower of HF rotate_half and Meta complex / ours (limit > 1)",
+    "new_vs_rivals": (
+        "new tensor: the faster of HF rotate_half and Meta complex, its time / ours (limit > 1)"
+    ),
     "compiled_over_compiled_clone": "`torch.compile` / compiled clone (limit 1.3×)",
     "gpu_bandwidth": "`out=`: fraction of the GPU's copy bandwidth (limit ≥ 0.8, bfloat16)",
 }
