@@ -28,7 +28,7 @@ from ._checks import (
     check_probability,
     check_tensor,
 )
-from .device import compute_device
+from .device import check_device, compute_device
 
 # Positions and offsets beyond 2**53 are not exactly representable in float64, the dtype every
 # angle here is formed in: the table or closed form would silently belong to another position.
@@ -87,6 +87,7 @@ def inv_freq(
     dim = check_dim(dim)
     base = check_base(base)
     dtype = check_float_dtype("dtype", dtype)
+    device = check_device(device)
     exponents = torch.arange(0, dim, 2, dtype=torch.float64, device=compute_device(device)) / dim
     # base ** -x rather than exp(-x ln base): one rounding fewer, and it matches the formula.
     return (base ** (-exponents)).to(device=device, dtype=dtype)
@@ -209,6 +210,7 @@ def sinusoidal(
         )
     dim = check_dim(dim)
     dtype = check_float_dtype("dtype", dtype)
+    device = check_device(device)
     where = compute_device(device)
     frequencies = inv_freq(dim, base, device=where)  # (dim/2,) float64
     table = torch.empty(num_positions, dim // 2, 2, dtype=dtype, device=where)
@@ -319,6 +321,7 @@ def relative_rotation(
     """
     offset = _check_offset(offset)
     dtype = check_float_dtype("dtype", dtype)
+    device = check_device(device)
     angles = offset * inv_freq(dim, base, device=compute_device(device))  # (dim/2,) float64
     c, s = torch.cos(angles), torch.sin(angles)
     blocks = torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)  # (dim/2, 2, 2)
@@ -560,9 +563,7 @@ class LearnedPositionalEmbedding(_AdditivePositionalEncoding):
         if not isinstance(init_std, (int, float)) or not init_std >= 0:
             raise ValueError(f"init_std must be a real number >= 0, got {init_std!r}")
         self.init_std = float(init_std)
-        self.weight = nn.Parameter(
-            torch.empty(self.max_len, self.dim, device=torch.device(device or "cpu"))
-        )
+        self.weight = nn.Parameter(torch.empty(self.max_len, self.dim, device=check_device(device)))
         self.reset_parameters()
 
     def _table(self) -> torch.Tensor:

@@ -72,16 +72,34 @@ def select_device(preferred: str | torch.device | None = None) -> torch.device:
         if _mps_available():
             return torch.device("mps")
         return torch.device("cpu")
+    return _available("preferred", preferred)
+
+
+def check_device(device: object, name: str = "device") -> torch.device:
+    """Validate a ``device=`` argument: ``None`` is the CPU, anything else must exist here.
+
+    The same rules and messages as an explicit :func:`select_device` request (``"auto"``
+    included), naming ``name``, so a typo or a GPU this machine lacks is a clear
+    ``ValueError`` / ``RuntimeError`` rather than an error from deep inside torch.
+    """
+    if device is None:
+        return torch.device("cpu")
+    if isinstance(device, str) and device.strip().lower() == "auto":
+        return select_device("auto")
+    return _available(name, device)
+
+
+def _available(name: str, preferred: object) -> torch.device:
     if not isinstance(preferred, (str, torch.device)):
         raise TypeError(
-            f"preferred must be None, 'auto', a device string or a torch.device, "
+            f"{name} must be None, 'auto', a device string or a torch.device, "
             f"got {type(preferred).__name__}"
         )
     try:
         device = torch.device(preferred)
     except RuntimeError as err:
         raise ValueError(
-            f"preferred={preferred!r} is not a device type; use 'auto', 'cpu', 'cuda', "
+            f"{name}={preferred!r} is not a device type; use 'auto', 'cpu', 'cuda', "
             f"'cuda:N' or 'mps' (available here: {', '.join(available_devices())})"
         ) from err
     if device.type in ("cpu", "meta"):
@@ -94,7 +112,7 @@ def select_device(preferred: str | torch.device | None = None) -> torch.device:
     elif device.type == "mps" and _mps_available():
         return device
     raise RuntimeError(
-        f"device {str(device)!r} was requested but is not available; "
+        f"{name}={str(device)!r} was requested but is not available; "
         f"available: {', '.join(available_devices())}"
     )
 

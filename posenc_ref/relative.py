@@ -15,6 +15,7 @@ import math
 import torch
 
 from ._checks import check_bool, check_float_dtype, check_int, check_tensor
+from .device import check_device
 
 __all__ = [
     "relative_positions",
@@ -56,6 +57,7 @@ def relative_positions(
             f"query_len must be <= key_len (queries are the last query_len of key_len "
             f"positions), got query_len={query_len}, key_len={key_len}"
         )
+    device = check_device(device)
     queries = torch.arange(key_len - query_len, key_len, device=device)[:, None]  # (Lq, 1)
     keys = torch.arange(key_len, device=device)[None, :]  # (1, Lk)
     return keys - queries
@@ -184,7 +186,8 @@ def alibi_slopes(
     num_heads
         Number of attention heads, ``>= 1``.
     device, dtype
-        Where and in which floating dtype to return the slopes (computed in float64).
+        Where (the CPU when ``None``) and in which floating dtype to return the slopes
+        (computed in float64).
 
     Returns
     -------
@@ -198,11 +201,12 @@ def alibi_slopes(
     """
     num_heads = check_int("num_heads", num_heads, minimum=1)
     dtype = check_float_dtype("dtype", dtype)
+    device = check_device(device)
     closest = 2 ** int(math.floor(math.log2(num_heads)))
     slopes = _power_of_two_slopes(closest)
     if closest < num_heads:
         slopes += _power_of_two_slopes(2 * closest)[0::2][: num_heads - closest]
-    return torch.tensor(slopes, dtype=torch.float64).to(device=device, dtype=dtype)
+    return torch.tensor(slopes, dtype=torch.float64, device=device).to(dtype)
 
 
 def _power_of_two_slopes(n: int) -> list[float]:
@@ -239,7 +243,7 @@ def alibi_bias(
         result is the bias and the causal mask in one tensor, ready to add to the logits.
         ``False``: the symmetric form :math:`-m_h\,|i - j|` used by bidirectional variants.
     device, dtype
-        Where and in which floating dtype to return the bias.
+        Where (the CPU when ``None``) and in which floating dtype to return the bias.
 
     Returns
     -------
@@ -247,6 +251,7 @@ def alibi_bias(
         Shape ``(num_heads, query_len, key_len)``.
     """
     causal = check_bool("causal", causal)
+    device = check_device(device)
     slopes = alibi_slopes(num_heads, device=device, dtype=torch.float64)
     rel = relative_positions(query_len, key_len, device=device)  # (Lq, Lk), key - query
     # -|i - j| in integers, so that the diagonal is +0.0 rather than -0.0 after scaling.

@@ -65,7 +65,7 @@ from ._checks import (
 )
 from ._rotate import rotate
 from .absolute import inv_freq as _inv_freq
-from .device import compute_device
+from .device import check_device, compute_device
 from .models import RopeSpec, rope_spec
 from .mrope import mrope_cos_sin, mrope_pair_rows
 from .rope_scaling import SCALING_METHODS, ScaledFrequencies
@@ -535,6 +535,10 @@ def _resolve_scaling(
     return method, params, function(rotary_dim, base, **params), None
 
 
+# Rows a RotaryEmbedding builds up front (2**20 rows of 64 pairs: 512 MiB in float32).
+_MAX_EAGER_ROWS = 1 << 20
+
+
 class RotaryEmbedding(nn.Module):
     r"""Rotate queries and keys with RoPE, from a cached cos/sin table.
 
@@ -548,7 +552,8 @@ class RotaryEmbedding(nn.Module):
     The table holds cos and sin for positions ``0 .. max_len - 1`` (one value per pair) in
     float32, or float64 for float64 inputs, in *non-persistent* buffers: they follow
     ``.to(device)`` but are not saved in ``state_dict()``, being a function of the constructor
-    arguments. A position past the table rebuilds it at least twice as long (never an error). A
+    arguments. A position past the table rebuilds it at least twice as long, or is computed
+    directly when it lies far past (never an error, never a table sized by a far position). A
     ``.to(dtype)`` cast of the buffers is undone at the next call, from float64 angles, and the
     frequencies are a float64 CPU tensor (not a buffer), so a bfloat16 model never uses bfloat16
     angles. Inside ``torch.compile`` and ``torch.export`` graphs the rows are computed from the
@@ -580,7 +585,10 @@ class RotaryEmbedding(nn.Module):
     scaling
         See above.
     max_len
-        Initial table length (``>= 1``); grows on demand.
+        Initial table length (``>= 1``; at most ``2**20`` rows are built up front); grows on
+        demand, by at most doubling or twice the call's number of positions. Positions past
+        that are computed directly, with the same values: a call costs what its number of
+        positions costs, whatever their values (one position ``2**40`` is one row).
     device
         Where to build the table.
     mrope_section
@@ -650,10 +658,12 @@ class RotaryEmbedding(nn.Module):
         )
         # float64 on the CPU, a plain attribute rather than a buffer so .to(dtype) can't round it
         self.inv_freq, self.attention_factor = freqs
-        max_len = check_int("max_len", max_len, minimum=1)
+        # A requested length past _MAX_EAGER_ROWS is built lazily, as calls reach it: 2**40 rows
+        # up front would ask for terabytes, and the table is only a cache.
+        max_len = min(check_int("max_len", max_len, minimum=1), _MAX_EAGER_ROWS)
         self.register_buffer("cos_cached", torch.empty(0), persistent=False)
         self.register_buffer("sin_cached", torch.empty(0), persistent=False)
-        self._build(max_len, torch.device("cpu" if device is None else device), torch.float32)
+        self._build(max_len, check_device(device), torch.float32)
 
     @property
     def max_len(self) -> int:
@@ -685,6 +695,13 @@ class RotaryEmbedding(nn.Module):
             function = SCALING_METHODS[self.method]
             return function(self.rotary_dim, self.base, seq_len=seq_len, **self.scaling_params)
         return ScaledFrequencies(self.inv_freq, self.attention_factor)
+
+    def _may_grow_to(self, needed: int, count: int) -> bool:
+        # Growing is worth it when the call could have walked there: at most doubling the table
+        # (a KV cache that advances step by step pays O(1) per position, amortised) or at most
+        # twice the call's own number of positions (a prefill from near 0). A far position
+        # (2**40, say) is computed directly: a table that long would need terabytes.
+        return needed <= 2 * max(self.max_len, count)
 
     def _per_call(self, seq_len: int) -> bool:
         # Length-dependent scaling past the original context: frequencies of this call only.
@@ -741,9 +758,11 @@ class RotaryEmbedding(nn.Module):
             )
         else:
             needed = 0  # on meta only the shape matters
-        if not readable or self._per_call(needed):
-            # From the pure functions: inside graphs (no cache growth, no value read), and for
-            # length-dependent scaling past the original context (not cacheable).
+        count = span[1] - span[0] if positions is None else positions.numel()
+        if not readable or self._per_call(needed) or not self._may_grow_to(needed, count):
+            # From the pure functions: inside graphs (no cache growth, no value read), for
+            # length-dependent scaling past the original context (not cacheable), and for
+            # positions far past the table (a cost that follows their number, not their value).
             if positions is None:
                 positions = torch.arange(*span, device=device)
             freqs = self.frequencies(needed)
