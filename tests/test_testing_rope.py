@@ -488,11 +488,13 @@ def test_bad_fn_or_reference_is_refused():
     "result, match",
     [
         (lambda q, k: q, "must return \\(q_rot, k_rot\\)"),
-        (lambda q, k: (q, k.numpy()), "not a tensor"),
+        (lambda q, k: (q, k, q), "must return \\(q_rot, k_rot\\), got tuple of 3"),
+        (lambda q, k: (q, k.tolist()), "list for k_rot, not an array"),
         (lambda q, k: (q.transpose(1, 2), k), "transpose around your code"),
+        (lambda q, k: (q[..., :4], k), "shape \\(2, 2, 300, 4\\) for q of shape"),
         (lambda q, k: (q.float(), k.float()), "should return its input's dtype"),
     ],
-    ids=["one tensor", "numpy", "transposed", "dtype"],
+    ids=["one tensor", "three", "list", "transposed", "width", "dtype"],
 )
 def test_malformed_outputs_fail_with_a_clear_message(result, match):
     reference = RotaryEmbedding(8)
