@@ -246,7 +246,7 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
     # Frequencies: another base (the common ones and the one fitted from the output), indexed
     # from 1, computed over the whole head instead of the rotary part.
     bases = list(COMMON_BASES)
-    fit = None
+    fit, omega = None, None
     if calls:
         omega = _fit_frequencies(calls[0], layout, r, _output_layout(reference))
         fit = None if omega is None else _fitted_base(omega, r)
@@ -275,6 +275,26 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
             f"your fn uses base {candidate:.10g} where the reference has {base:.10g}{note}",
             frequencies=frequencies,
         )
+    # Every plain frequency divided by one constant c (position interpolation by c), c read off
+    # the output: what a "scaling" that forgets which pairs to leave alone does.
+    if omega is not None and bool((omega > 0).all()):
+        plain_omega = _inv_freq(r, base)
+        c = float((plain_omega / omega).median())
+        if math.isfinite(c) and c > 0 and abs(c - 1) > 1e-6:
+            factor = getattr(reference, "scaling_params", {}).get("factor")
+            note = ""
+            if factor and abs(c / factor ** (r / (r - 2)) - 1) < 1e-3:
+                note = (
+                    f" = factor^(d/(d-2)) = {factor:g}^({r}/{r - 2}): NTK-aware's exponent applied "
+                    "to every frequency instead of to the base, so even pair 0 is interpolated"
+                )
+            add(
+                "all_divided",
+                "every frequency divided by one constant",
+                f"your fn divides every plain frequency base^(-2i/d) by {nice_number(c, 4):g}"
+                f"{note} (position interpolation by that factor)",
+                frequencies=_fixed(ScaledFrequencies(plain_omega / c, a)),
+            )
     if getattr(reference, "method", None) is None:
         from_one = {base}
         if fit is not None and math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12:
@@ -341,7 +361,7 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
             add(
                 "length_always",
                 "the extended frequencies at every length",
-                f"your fn uses {method!r}'s extended frequencies (length {longer}) for every "
+                f"your fn uses the extended frequencies of {method!r} (length {longer}) for every "
                 "call, also inside the original context (vLLM's static 'dynamic' NTK does this)",
                 frequencies=_fixed(long_),
             )
