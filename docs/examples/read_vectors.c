@@ -16,7 +16,7 @@
 static char *header;   /* the JSON header */
 static uint8_t *data;  /* the bytes after it */
 
-/* Byte range and element count of tensor `name` (NULL if absent). */
+/* Where tensor `name`'s bytes start, and its element count (exit if absent). */
 static void *tensor(const char *name, size_t *count) {
     char key[256];
     snprintf(key, sizeof key, "\"%s\":{", name);
