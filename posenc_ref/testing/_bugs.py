@@ -275,26 +275,6 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
             f"your fn uses base {candidate:.10g} where the reference has {base:.10g}{note}",
             frequencies=frequencies,
         )
-    # Every plain frequency divided by one constant c (position interpolation by c), c read off
-    # the output: what a "scaling" that forgets which pairs to leave alone does.
-    if omega is not None and bool((omega > 0).all()):
-        plain_omega = _inv_freq(r, base)
-        c = float((plain_omega / omega).median())
-        if math.isfinite(c) and c > 0 and abs(c - 1) > 1e-6:
-            factor = getattr(reference, "scaling_params", {}).get("factor")
-            note = ""
-            if factor and abs(c / factor ** (r / (r - 2)) - 1) < 1e-3:
-                note = (
-                    f" = factor^(d/(d-2)) = {factor:g}^({r}/{r - 2}): NTK-aware's exponent applied "
-                    "to every frequency instead of to the base, so even pair 0 is interpolated"
-                )
-            add(
-                "all_divided",
-                "every frequency divided by one constant",
-                f"your fn divides every plain frequency base^(-2i/d) by {nice_number(c, 4):g}"
-                f"{note} (position interpolation by that factor)",
-                frequencies=_fixed(ScaledFrequencies(plain_omega / c, a)),
-            )
     if getattr(reference, "method", None) is None:
         from_one = {base}
         if fit is not None and math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12:
@@ -312,6 +292,28 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
                 frequencies=_fixed(ScaledFrequencies(omega, a)),
             )
 
+    # Every plain frequency divided by one constant c (position interpolation by c), c read off
+    # the output: what a "scaling" that forgets which pairs to leave alone does.
+    if omega is not None and bool((omega > 0).all()):
+        plain_omega = _inv_freq(r, base)
+        c = float((plain_omega / omega).median())
+        # c = base^(2/d) is frequencies indexed from 1, named above
+        from_one_c = abs(c / base ** (2 / r) - 1) < 1e-3
+        if math.isfinite(c) and c > 0 and abs(c - 1) > 1e-6 and not from_one_c:
+            factor = getattr(reference, "scaling_params", {}).get("factor")
+            note = ""
+            if factor and abs(c / factor ** (r / (r - 2)) - 1) < 1e-3:
+                note = (
+                    f" = factor^(d/(d-2)) = {factor:g}^({r}/{r - 2}): NTK-aware's exponent applied "
+                    "to every frequency instead of to the base, so even pair 0 is interpolated"
+                )
+            add(
+                "all_divided",
+                "every frequency divided by one constant",
+                f"your fn divides every plain frequency base^(-2i/d) by {nice_number(c, 4):g}"
+                f"{note} (position interpolation by that factor)",
+                frequencies=_fixed(ScaledFrequencies(plain_omega / c, a)),
+            )
     if a != 1.0:
         reference_freqs = reference.frequencies
 
