@@ -32,7 +32,8 @@ bench: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[docs,test,peers]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[docs,test,peers,frameworks]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt --no-deps keras-hub  # see pyproject
 	touch $(STAMP)
 
 $(MATHJAX): scripts/vendor_mathjax.sh

@@ -1,4 +1,4 @@
-r"""Command line: ``python -m posenc_ref inspect CONFIG.json`` explains a model's RoPE config.
+r"""Command line: ``inspect`` explains a model's RoPE config; ``vectors`` and ``verify`` check one.
 
 Explained on the site: [Check your implementation](check.md#check-inspect).
 
@@ -8,8 +8,14 @@ and scaling type, the attention factor, a per-pair table of frequencies, wavelen
 within the original context, and with ``--plot FILE`` the per-pair wavelength figure
 (:func:`posenc_ref.plots.check.spec_wavelengths`, needs matplotlib).
 
-Exit status: 0 on success, 2 for a usage error, a missing or unreadable file, bad JSON, or a
-config the reader refuses (unknown or inconsistent keys, named in the message).
+``python -m posenc_ref vectors CONFIG.json -o FILE`` writes reference vectors of the config's
+RoPE (``.safetensors``, ``.npz`` or ``.json``) and ``python -m posenc_ref verify FILE OUTPUTS``
+diagnoses someone's outputs for them (:mod:`posenc_ref.testing`; explained on the site:
+[other frameworks](frameworks.md#frameworks-vectors)).
+
+Exit status: 0 on success, 1 when ``verify`` finds a disagreement, 2 for a usage error, a
+missing or unreadable file, bad JSON, or a config the reader refuses (unknown or inconsistent
+keys, named in the message).
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--all-pairs", action="store_true", help="list every pair (default: at most 16 rows)"
     )
+    _add_vectors_commands(commands)
     return parser
 
 
@@ -281,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    if args.command in _VECTORS_COMMANDS:
+        return _VECTORS_COMMANDS[args.command](args)
     try:
         config = _read_config(args.config)
         spec = _spec(config, args.layer_type, args.layout)
@@ -292,6 +301,96 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     return 0
+
+
+# --------------------------------------------------------------------------- vectors, verify
+# The work is in posenc_ref.testing._vectors; these functions only parse and print.
+
+EXIT_DISAGREES = 1
+
+
+def _add_vectors_commands(commands) -> None:
+    vectors = commands.add_parser(
+        "vectors",
+        help="write reference vectors of a model's RoPE (.safetensors, .npz, .json)",
+        description=(
+            "Write inputs, expected outputs, cos/sin rows and per-element tolerances of a "
+            "model's RoPE, for a test in any language: windows at the start, at the end of the "
+            "original context, across it and far past it, float32 and bfloat16 inputs, every "
+            "layer type, three position rows for M-RoPE. The suffix of FILE picks the format."
+        ),
+    )
+    vectors.add_argument("config", metavar="CONFIG.json", help="path to the model's config.json")
+    vectors.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="FILE.safetensors, .npz or .json"
+    )
+    vectors.add_argument("--layer-type", metavar="T", help="one layer type only (default: all)")
+    vectors.add_argument(
+        "--layout",
+        choices=["interleaved", "half"],
+        help="pair layout, for a model_type posenc_ref does not know",
+    )
+    vectors.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    verify = commands.add_parser(
+        "verify",
+        help="diagnose your outputs for a vectors file",
+        description=(
+            "Compare OUTPUTS (tensors named like the vectors' cases, GROUP/WINDOW/DTYPE/q_rot "
+            "and .../k_rot) with the expected outputs of VECTORS, and print the diagnosis "
+            "assert_rope_equal gives for the same calls. Exit status 1 on disagreement."
+        ),
+    )
+    verify.add_argument("vectors", metavar="VECTORS", help="a file written by `vectors`")
+    verify.add_argument("outputs", metavar="OUTPUTS", help="your outputs (any of the 3 formats)")
+
+
+def _vectors_command(args: argparse.Namespace) -> int:
+    from .testing._vectors import build_vectors, write_vectors
+
+    try:
+        config = _read_config(args.config)
+        if not args.output.endswith((".safetensors", ".npz", ".json")):
+            raise _Refused(f"{args.output}: the file name must end in .safetensors, .npz or .json")
+        try:
+            tensors, metadata = build_vectors(
+                config, layer_type=args.layer_type, layout=args.layout, seed=args.seed
+            )
+        except (ValueError, TypeError, NotImplementedError, KeyError) as error:
+            raise _Refused(f"config refused: {error}") from error
+        try:
+            path = write_vectors(args.output, tensors, metadata)
+        except OSError as error:
+            raise _Refused(f"cannot write {args.output}: {error}") from error
+    except _Refused as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    groups = ", ".join(metadata["groups"])
+    print(
+        _wrap(
+            f"wrote {path}: {len(metadata['cases'])} cases ({groups}), {len(tensors)} tensors, "
+            f"format {metadata['format']} version {metadata['version']}, sha256 "
+            f"{metadata['sha256'][:16]}...",
+            indent=2,
+        )
+    )
+    return 0
+
+
+def _verify_command(args: argparse.Namespace) -> int:
+    from .testing._vectors import verify_outputs
+
+    try:
+        agrees, report = verify_outputs(args.vectors, args.outputs)
+    except (OSError, ValueError, KeyError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    for line in report.splitlines():
+        indent = len(line) - len(line.lstrip())
+        print(_wrap(line, indent=indent + 2) if line.strip() else "")
+    return 0 if agrees else EXIT_DISAGREES
+
+
+_VECTORS_COMMANDS = {"vectors": _vectors_command, "verify": _verify_command}
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def check_inv_freq(inv_freq: object) -> torch.Tensor:
             f"got shape {tuple(inv_freq.shape)} and dtype {inv_freq.dtype}"
         )
     if inv_freq.dtype in HALF_DTYPES:
-        # A bfloat16 inv_freq (a model cast with .to(bfloat16)) is off by up to 2**-9 relative, so
+        # A bfloat16 inv_freq (a model cast with .to(bfloat16)) is off by up to 2**-8 relative, so
         # angles of fast pairs are off by a radian near position 1000 (GPT-NeoX PR #1016).
         raise TypeError(
             f"inv_freq must be float32 or float64, got {inv_freq.dtype}; rebuild it with "

@@ -180,6 +180,8 @@ def test_testing_works_without_hypothesis_except_the_strategies():
     "module_name",
     [
         "posenc_ref.testing._rope",
+        "posenc_ref.testing._arrays",
+        "posenc_ref.testing._vectors",
         "posenc_ref.testing._absolute",
         "posenc_ref.testing._relative",
         "posenc_ref.testing._properties",

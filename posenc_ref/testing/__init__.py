@@ -10,6 +10,10 @@ Explained on the site: [Check your implementation](check.md).
   :func:`assert_t5_buckets_equal`: the relative schemes.
 - Properties of any RoPE ``fn``: :func:`assert_relative_property`, :func:`assert_norm_preserved`,
   :func:`assert_composition`, :func:`assert_layout_permutation`.
+- Other array libraries and calling conventions: :func:`qk_fn`, :func:`positions_fn`,
+  :func:`offset_fn` (NumPy, JAX or MLX functions, ``fn(x, offset)`` kernels) and
+  :func:`table_fn` (a precomputed cos/sin table) turn them into the ``fn(q, k, positions)`` every
+  check takes ([other frameworks](frameworks.md)).
 - Hypothesis strategies (:mod:`posenc_ref.testing.strategies`, re-exported here) for your own
   properties; they need the extra: ``pip install "posenc-ref[testing]"``. Everything else works
   without hypothesis.
@@ -21,6 +25,7 @@ as one line in a pytest test.
 from __future__ import annotations
 
 from ._absolute import assert_sinusoidal_equal
+from ._arrays import offset_fn, positions_fn, qk_fn, table_fn
 from ._properties import (
     assert_composition,
     assert_layout_permutation,
@@ -41,6 +46,10 @@ __all__ = [
     "assert_norm_preserved",
     "assert_composition",
     "assert_layout_permutation",
+    "qk_fn",
+    "positions_fn",
+    "offset_fn",
+    "table_fn",
 ]
 
 # Re-exported lazily from .strategies, so that importing posenc_ref.testing never needs

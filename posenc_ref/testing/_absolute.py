@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import check_base, check_bool, check_dim, check_int
+from ._bugs import COMMON_BASES, _fitted_base
 from ._common import (
     ANGLE_MARGIN,
     ANGLE_ULPS,
@@ -25,7 +26,6 @@ from ._common import (
     fmt,
     nice_number,
 )
-from ._rope import COMMON_BASES, _fitted_base
 
 __all__ = ["assert_sinusoidal_equal"]
 

@@ -20,6 +20,7 @@ import torch
 
 from .._checks import check_bool, check_dim, check_positive_float
 from ..rope import to_half_layout
+from ._arrays import RopeFn, call_qk
 from ._common import (
     ANGLE_MARGIN,
     ANGLE_ULPS,
@@ -31,7 +32,7 @@ from ._common import (
     check_seed,
     fmt,
 )
-from ._rope import RopeFn, _check_fn
+from ._rope import _check_fn
 
 __all__ = [
     "assert_relative_property",
@@ -62,18 +63,9 @@ def _positions(positions: object) -> torch.Tensor:
 
 
 def _call(fn: RopeFn, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """Rotate ``x`` (1, 1, n, d) at ``positions`` with ``fn`` (as q; k is a copy)."""
-    with torch.no_grad():
-        result = fn(x.clone(), x.clone(), positions.clone())
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise AssertionError("fn(q, k, positions) must return (q_rot, k_rot)")
-    out = result[0]
-    if not isinstance(out, torch.Tensor) or out.shape != x.shape:
-        raise AssertionError(
-            f"fn returned {type(out).__name__} {tuple(getattr(out, 'shape', ()))} for q of shape "
-            f"{tuple(x.shape)}"
-        )
-    return out.detach().to("cpu", torch.float64)
+    """Rotate ``x`` (1, 1, n, d) at ``positions`` with ``fn`` (as q; k is a copy), float64."""
+    where = f"(positions {positions.tolist()[:4]}..., q and k of shape {tuple(x.shape)})"
+    return call_qk(fn, x, x, positions, where)[0]
 
 
 def _common(head_dim, seed, dtype, float32_angles, rtol, atol):

@@ -1,0 +1,241 @@
+"""Reference vectors: the three formats, their contents against from_hf_config, and verify."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from posenc_ref import RotaryEmbedding, apply_rope_loop
+from posenc_ref.models import released_config
+from posenc_ref.testing._vectors import (
+    FORMAT,
+    VERSION,
+    build_vectors,
+    content_hash,
+    read_vectors,
+    verify_outputs,
+    write_vectors,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FORMATS = (".safetensors", ".npz", ".json")
+
+
+@pytest.fixture(scope="module")
+def llama31():
+    return build_vectors(released_config("Llama 3.1"))
+
+
+def run_cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "posenc_ref", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_each_format_holds_the_same_tensors_and_metadata(llama31, suffix, tmp_path):
+    tensors, metadata = llama31
+    path = write_vectors(tmp_path / f"v{suffix}", tensors, metadata)
+    back, meta = read_vectors(path)
+    assert meta == metadata
+    assert set(back) == set(tensors)
+    for name, t in tensors.items():
+        assert back[name].dtype == t.dtype and torch.equal(back[name], t), name
+    assert content_hash(back) == metadata["sha256"]
+
+
+def test_safetensors_file_reads_with_the_safetensors_package(llama31, tmp_path):
+    safetensors = pytest.importorskip("safetensors.torch")
+    tensors, metadata = llama31
+    path = write_vectors(tmp_path / "v.safetensors", tensors, metadata)
+    loaded = safetensors.load_file(str(path))
+    assert all(torch.equal(loaded[name], t) for name, t in tensors.items())
+
+
+def test_npz_needs_no_pickle_and_keeps_bfloat16_bits(llama31, tmp_path):
+    tensors, metadata = llama31
+    path = write_vectors(tmp_path / "v.npz", tensors, metadata)
+    with np.load(path, allow_pickle=False) as archive:
+        bits = archive["rope/start/bfloat16/q"]
+        assert bits.dtype == np.uint16
+        meta = json.loads(str(archive["__metadata__"]))
+    assert meta["tensors"]["rope/start/bfloat16/q"]["dtype"] == "BF16"
+    expected = tensors["rope/start/bfloat16/q"].view(torch.int16).numpy().view(np.uint16)
+    assert np.array_equal(bits, expected)
+
+
+def test_metadata_says_what_the_issue_asks(llama31):
+    _, metadata = llama31
+    assert metadata["format"] == FORMAT and metadata["version"] == VERSION == 1
+    assert metadata["config"] == released_config("Llama 3.1")
+    windows = {case["window"] for case in metadata["cases"]}
+    assert windows == {"start", "inside", "boundary", "far"}
+    assert {case["dtype"] for case in metadata["cases"]} == {"float32", "bfloat16"}
+    boundary = next(c for c in metadata["cases"] if c["window"] == "boundary")
+    assert boundary["first"] < 8192 <= boundary["last"]  # crosses the original context
+    tolerance = metadata["tolerance"]
+    assert tolerance["unit_roundoff"] == {"float32": 2.0**-24, "bfloat16": 2.0**-8}
+    assert tolerance["rtol"]["bfloat16"] == 8 * 2.0**-8
+
+
+@pytest.mark.parametrize(
+    "name", ["Llama 3.1", "Gemma 3", "Qwen2-VL (M-RoPE)", "Phi-3.5-mini (LongRoPE)", "GLM-4"]
+)
+def test_contents_are_from_hf_configs_rotation(name):
+    """Every expected output is from_hf_config's module run in float64 on the stored inputs.
+
+    It equals the loop oracle, the cos/sin rows are the call's angles, the tolerance is positive.
+    """
+    config = released_config(name)
+    tensors, metadata = build_vectors(config)
+    for group, described in metadata["groups"].items():
+        module = RotaryEmbedding.from_hf_config(config, layer_type=described["layer_type"])
+        assert described["rotary_dim"] == module.rotary_dim
+        assert described["layout"] == module.layout
+        torch.testing.assert_close(tensors[f"{group}/inv_freq"], module.inv_freq, rtol=0, atol=0)
+    assert any(c["position_rows"] == 3 for c in metadata["cases"]) == ("M-RoPE" in name)
+    for case in metadata["cases"]:
+        c = case["name"]
+        described = metadata["groups"][case["group"]]
+        module = RotaryEmbedding.from_hf_config(config, layer_type=described["layer_type"])
+        q, k, positions = tensors[f"{c}/q"], tensors[f"{c}/k"], tensors[f"{c}/positions"]
+        assert q.dtype == {"float32": torch.float32, "bfloat16": torch.bfloat16}[case["dtype"]]
+        q_rot, k_rot = module(q.double(), k.double(), positions)
+        assert torch.equal(q_rot, tensors[f"{c}/q_rot"]) and torch.equal(
+            k_rot, tensors[f"{c}/k_rot"]
+        )
+        if case["position_rows"] == 3:
+            assert not torch.equal(positions[0], positions[1])  # three different rows
+        elif module.output_layout == module.layout:
+            freqs = module.frequencies(case["seq_len"])
+            oracle = apply_rope_loop(
+                q.double(),
+                positions,
+                freqs.inv_freq,
+                layout=module.layout,
+                rotary_dim=module.rotary_dim,
+                attention_factor=freqs.attention_factor,
+            )
+            torch.testing.assert_close(oracle, q_rot, rtol=0, atol=1e-12)
+            angles = positions.double()[:, None] * freqs.inv_freq
+            a = freqs.attention_factor
+            torch.testing.assert_close(tensors[f"{c}/cos"], a * torch.cos(angles))
+            torch.testing.assert_close(tensors[f"{c}/sin"], a * torch.sin(angles))
+        tol = tensors[f"{c}/tol_q"]
+        assert tol.shape == q.shape and bool((tol > 0).all())
+        # an error of one rounding of the input dtype fits within it
+        assert bool(((q_rot.to(q.dtype).double() - q_rot).abs() <= tol).all())
+
+
+def test_gemma3_has_both_layer_types():
+    _, metadata = build_vectors(released_config("Gemma 3"))
+    assert set(metadata["groups"]) == {"sliding_attention", "full_attention"}
+    bases = {g: d["base"] for g, d in metadata["groups"].items()}
+    assert bases == {"sliding_attention": 10000.0, "full_attention": 1e6}
+
+
+def _outputs(tensors, metadata, module):
+    outputs = {}
+    for case in metadata["cases"]:
+        c = case["name"]
+        q, k = module(tensors[f"{c}/q"], tensors[f"{c}/k"], tensors[f"{c}/positions"])
+        outputs[f"{c}/q_rot"], outputs[f"{c}/k_rot"] = q, k
+    return outputs
+
+
+def test_cli_writes_and_verify_diagnoses_a_wrong_outputs_file(tmp_path):
+    config = released_config("Llama 3.1")
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    run = run_cli("vectors", tmp_path / "config.json", "-o", tmp_path / "v.safetensors")
+    assert run.returncode == 0, run.stderr
+    assert "version 1" in run.stdout
+    tensors, metadata = read_vectors(tmp_path / "v.safetensors")
+    right = RotaryEmbedding.from_hf_config(config)
+    write_vectors(tmp_path / "right.npz", _outputs(tensors, metadata, right), {})
+    run = run_cli("verify", tmp_path / "v.safetensors", tmp_path / "right.npz")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "All cases agree." in run.stdout
+    # the deliberately wrong one: Meta's interleaved pairs on a half-layout model
+    wrong = RotaryEmbedding(
+        right.head_dim, base=right.base, layout="interleaved", scaling=dict(right.spec.scaling)
+    )
+    write_vectors(tmp_path / "wrong.json", _outputs(tensors, metadata, wrong), {})
+    run = run_cli("verify", tmp_path / "v.safetensors", tmp_path / "wrong.json")
+    assert run.returncode == 1, run.stderr
+    assert "DISAGREES" in run.stdout
+    assert "- the other pair layout: your fn rotates pairs (2i, 2i+1)" in run.stdout
+    assert max(len(line) for line in run.stdout.splitlines()) <= 80
+
+
+def test_verify_gives_the_kits_diagnosis_for_a_dropped_attention_factor(tmp_path):
+    config = released_config("Qwen2.5 (YaRN)")
+    tensors, metadata = build_vectors(config)
+    write_vectors(tmp_path / "v.npz", tensors, metadata)
+    module = RotaryEmbedding.from_hf_config(config)
+    plain = RotaryEmbedding(
+        module.head_dim,
+        base=module.base,
+        layout="half",
+        scaling=type(module.frequencies(0))(module.inv_freq, 1.0),
+    )
+    write_vectors(tmp_path / "out.safetensors", _outputs(tensors, metadata, plain), {})
+    agrees, report = verify_outputs(tmp_path / "v.npz", tmp_path / "out.safetensors")
+    assert not agrees
+    assert "- the attention factor missing" in report
+
+
+def test_verify_refuses_a_changed_file_and_foreign_names(llama31, tmp_path):
+    tensors, metadata = llama31
+    changed = dict(tensors)
+    changed["rope/start/float32/q_rot"] = changed["rope/start/float32/q_rot"] + 1e-9
+    write_vectors(tmp_path / "changed.npz", changed, metadata)
+    write_vectors(tmp_path / "out.npz", {"q_rot": torch.zeros(1)}, {})
+    with pytest.raises(ValueError, match="do not match their sha256"):
+        verify_outputs(tmp_path / "changed.npz", tmp_path / "out.npz")
+    write_vectors(tmp_path / "v.npz", tensors, metadata)
+    with pytest.raises(ValueError, match="holds none of the cases"):
+        verify_outputs(tmp_path / "v.npz", tmp_path / "out.npz")
+    run = run_cli("verify", tmp_path / "v.npz", tmp_path / "missing.npz")
+    assert run.returncode == 2 and "no such file" in run.stderr
+
+
+def test_vectors_cli_refuses_bad_input(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(released_config("Llama 3.1")))
+    run = run_cli("vectors", tmp_path / "config.json", "-o", tmp_path / "v.txt")
+    assert run.returncode == 2 and ".safetensors, .npz or .json" in run.stderr
+    (tmp_path / "bert.json").write_text(json.dumps({"model_type": "bert"}))
+    run = run_cli("vectors", tmp_path / "bert.json", "-o", tmp_path / "v.json")
+    assert run.returncode == 2 and run.stderr.startswith("error: ")
+
+
+def test_c_program_reads_a_vectors_file(tmp_path):
+    """The page's C example compiles, reads a file and finds its own RoPE within tolerance."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler on this machine")
+    binary = tmp_path / "read_vectors"
+    source = ROOT / "docs" / "examples" / "read_vectors.c"
+    subprocess.run([compiler, "-O2", "-Wall", "-o", binary, source, "-lm"], check=True)
+    config = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "rope_theta": 500000.0,
+        "max_position_embeddings": 8192,
+    }
+    tensors, metadata = build_vectors(config)
+    path = write_vectors(tmp_path / "v.safetensors", tensors, metadata)
+    for case in ("rope/start/float32", "rope/far/float32"):
+        run = subprocess.run([binary, path, case, "half"], capture_output=True, text=True)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "2048 of 2048 elements within tolerance" in run.stdout
+    run = subprocess.run([binary, path, "rope/start/float32", "interleaved"], capture_output=True)
+    assert run.returncode == 1  # the other layout is caught
