@@ -262,7 +262,9 @@
         // The decay panel stacks a second chart (the score) on the same distance axis.
         const svg2 = name === "decay" ? C.el("svg", { role: "img", "aria-label": "score of q = k against relative distance", class: "pe-svg" }, figure) : null;
         const legend = make("div", { class: "pe-legend" }, figure);
-        const readout = make("figcaption", { class: "pe-readout", "aria-live": "polite" }, figure);
+        // Not a live region: a slider drag would read out every step. The slider's own
+        // aria-valuetext says the value; the readout is there to be read.
+        const readout = make("figcaption", { class: "pe-readout" }, figure);
         this.panels[name] = { figure, title, svg, svg2, legend, readout };
       }
     }
@@ -650,7 +652,8 @@
       C.legend(panel.legend, items);
       const turns = angle / TWO_PI;
       let text = `\u03c9${s.method === "none" ? "" : "\u2032"}\u1d62 = ${fmt(w, 6)} rad per position; angle m\u03c9 = ${fmt(angle, 6)} rad = ${fmt(turns, 5)} turns; ` +
-        `(cos, sin) = (${fmt(r.cos[i], 5)}, ${fmt(r.sin[i], 5)})` + (a !== 1 ? `, times a = ${fmt(a, 6)}.` : ".");
+        (a !== 1 ? `a\u00b7(cos, sin) with a = ${fmt(a, 6)}: ` : "(cos, sin) = ") +
+        `(${fmt(r.cos[i], 5)}, ${fmt(r.sin[i], 5)}).`;
       if (this.context) {
         const known = seen >= TWO_PI || angle <= seen;
         text += known

@@ -489,16 +489,21 @@ def check_widget(found: dict, rows) -> list[str]:
     case = state_case(state, rows)
     if result is None:
         return compare(case, {"error": found["error"]})
-    case["distances"] = result["distances"] if result["bound"] is not None else [0, 1, 100]
     js = {
         "invFreq": result["invFreq"],
         "attentionFactor": result["attentionFactor"],
         "cos": [result["cos"]],
         "sin": [result["sin"]],
     }
-    mine = package_quantities(result["invFreq"], result["attentionFactor"], [0], case["distances"])
-    js["bound"] = result["bound"] if result["bound"] is not None else mine["bound"]
-    js["score"] = result["score"] if result["score"] is not None else mine["score"]
+    if result["bound"] is None:  # a widget without the decay panel: nothing more to compare
+        case["distances"] = [0]
+        mine = package_quantities(result["invFreq"], result["attentionFactor"], [0], [0])
+        js["bound"], js["score"] = mine["bound"], mine["score"]
+    else:  # the curves, and the values the readout quotes at the chosen position
+        at = "boundAtPosition" in result
+        case["distances"] = result["distances"] + ([state["position"]] if at else [])
+        js["bound"] = result["bound"] + ([result["boundAtPosition"]] if at else [])
+        js["score"] = result["score"] + ([result["scoreAtPosition"]] if at else [])
     return compare(case, js)
 
 
