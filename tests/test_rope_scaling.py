@@ -105,6 +105,29 @@ def test_linear_equals_positions_divided_by_factor(dim, base, factor, positions,
     torch.testing.assert_close(scaled, expected, rtol=0, atol=1e-9)
 
 
+@given(head_dims, bases, factors, st.lists(st.integers(0, 1 << 16), min_size=1, max_size=4))
+@example(2, 10000.0, 8.0, [0, 1, 4096])
+def test_decay_bound_under_linear_scaling_is_the_bound_at_distance_over_factor(
+    dim, base, factor, distances
+):
+    """The decay bound with omega / s at distance r is the unscaled bound at r / s (PI again).
+
+    ``rope_decay_bound(..., inv_freq=...)`` is what the site's explorer draws under scaling; with
+    ``inv_freq(dim, base)`` it is the default curve.
+    """
+    from posenc_ref.plots import rope_decay_bound
+
+    r = torch.tensor(distances, dtype=F64).numpy()
+    scaled = rope_decay_bound(r, inv_freq=linear(dim, base, factor=factor).inv_freq)
+    plain = rope_decay_bound(r, dim, base, inv_freq=inv_freq(dim, base))
+    assert (plain == rope_decay_bound(r, dim, base)).all()
+    # Angles r * (omega / s) and (r / s) * omega differ by rounding only: ~1e-16 * r radians.
+    expected = rope_decay_bound(r / factor, dim, base)
+    torch.testing.assert_close(
+        torch.from_numpy(scaled), torch.from_numpy(expected), rtol=0, atol=1e-9
+    )
+
+
 # --- NTK-aware and dynamic NTK ----------------------------------------------------------------
 
 

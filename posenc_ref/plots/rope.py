@@ -12,6 +12,7 @@ from ._registry import site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import torch
     from matplotlib.figure import Figure
 
 __all__ = [
@@ -91,7 +92,13 @@ def _site_rope_rotation() -> Figure:
     return rope_rotation()
 
 
-def rope_decay_bound(distances: np.ndarray, dim: int = 128, base: float = 10000.0) -> np.ndarray:
+def rope_decay_bound(
+    distances: np.ndarray,
+    dim: int = 128,
+    base: float = 10000.0,
+    *,
+    inv_freq: torch.Tensor | None = None,
+) -> np.ndarray:
     r"""RoFormer's long-term decay quantity :math:`\frac{1}{d/2}\sum_{j=1}^{d/2} |S_j|`.
 
     :math:`S_j = \sum_{k=0}^{j-1} e^{i r \omega_k}` are the partial sums of the unit phasors of
@@ -106,6 +113,11 @@ def rope_decay_bound(distances: np.ndarray, dim: int = 128, base: float = 10000.
         Relative distances :math:`r = m - n`, shape ``(R,)``.
     dim, base
         Rotary width and base.
+    inv_freq
+        Frequencies to use instead of ``inv_freq(dim, base)``, shape ``(N,)``: for example the
+        ``inv_freq`` of a :mod:`posenc_ref.rope_scaling` method (the site's explorer draws the
+        bound under scaling). When given, ``dim`` and ``base`` are not used and :math:`N` is its
+        length.
 
     Returns
     -------
@@ -113,10 +125,15 @@ def rope_decay_bound(distances: np.ndarray, dim: int = 128, base: float = 10000.
         Shape ``(R,)``, float64.
     """
     import numpy as np
+    import torch
 
-    from ..absolute import inv_freq
+    from .._checks import check_inv_freq
+    from ..absolute import inv_freq as _inv_freq
 
-    omega = inv_freq(dim, base).numpy()  # float64, (dim/2,)
+    if inv_freq is None:
+        omega = _inv_freq(dim, base).numpy()  # float64, (dim/2,)
+    else:
+        omega = check_inv_freq(inv_freq).detach().to("cpu", torch.float64).numpy()
     phasors = np.exp(1j * np.outer(np.asarray(distances, dtype=np.float64), omega))  # (R, dim/2)
     partial = np.cumsum(phasors, axis=1)  # S_1 .. S_{dim/2}
     return np.abs(partial).mean(axis=1)
