@@ -28,10 +28,12 @@ what was looked for.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import reprlib
 from collections.abc import Mapping
+from importlib import resources
 from typing import Any
 
 import torch
@@ -52,6 +54,7 @@ __all__ = [
     "RelativeKey",
     "NoPE",
     "Rope",
+    "released_encoding_configs",
 ]
 
 # Widths and head counts past this are no model's; refusing them keeps a typo (or 10**20) from
@@ -438,3 +441,23 @@ def _offset(config: Mapping[str, Any], family: Family, model_type: str) -> int:
         return family.offset
     pad = _int(config, "pad_token_id", family.pad, model_type, minimum=0, maximum=MAX_POSITION)
     return pad + 1
+
+
+# --------------------------------------------------------------------------- released configs
+
+
+def released_encoding_configs() -> list[dict[str, Any]]:
+    """Released configs of models without RoPE: BERT, RoBERTa, GPT-2, OPT, Marian, BLOOM, ...
+
+    Each entry has ``name``, ``model`` (the Hugging Face id), ``source`` (where the values were
+    read), ``config`` (the keys the family's code reads for positions, with their released
+    values) and sometimes a ``note``. Explained on the site:
+    [Which positional encoding does my model use?](encodings.md).
+
+    Returns
+    -------
+    list of dict
+        A fresh copy on every call.
+    """
+    text = resources.files(__package__).joinpath("released_configs.json").read_text("utf-8")
+    return json.loads(text)["models"]
