@@ -360,7 +360,7 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     where = f"model_type {model_type!r}" if model_type else "this config"
     if layer_type:
         where += f", layer type {layer_type!r}"
-    lines = [f"RoPE of {where}: rope_type {spec.rope_type!r}, base {spec.base:.10g}"]
+    lines = [_wrap(f"RoPE of {where}: rope_type {spec.rope_type!r}, base {spec.base:.10g}")]
     partial = (
         "all of them rotated"
         if rotary_dim == head_dim
@@ -395,21 +395,25 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     softmax = float(getattr(spec, "softmax_scale_factor", 1.0))
     if softmax != 1.0:
         lines.append(
-            f"            and the model multiplies its softmax scale by {_number(softmax)} "
-            "outside RoPE"
+            _wrap(
+                f"            and the model multiplies its softmax scale by {_number(softmax)} "
+                "outside RoPE"
+            )
         )
     mrope = getattr(spec, "mrope_section", None)
     if mrope:
         lines.append(
-            f"M-RoPE:     sections {tuple(mrope)} pairs take their angles from the time, height "
-            "and width position rows"
+            _wrap(
+                f"M-RoPE:     sections {tuple(mrope)} pairs take their angles from the time, "
+                "height and width position rows"
+            )
         )
     omega = spec.inv_freq.detach().to("cpu", torch.float64)
     plain = plain_inv_freq(rotary_dim, spec.base)
     wavelength = 2 * math.pi / omega
     # a float: an integer context past int64 (10**20) cannot enter a tensor operation
     context = float(original or spec.max_len or 0)
-    label = f"{original or spec.max_len}"
+    label = f"{original or spec.max_len}" if context < 1e9 else f"{context:.3g}"  # fits a column
     summary = (
         f"{pairs}, the fastest turning {_number(float(omega.max()))} rad per position "
         f"(wavelength {_number(float(wavelength.min()))}), the slowest "
