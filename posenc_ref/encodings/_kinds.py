@@ -217,8 +217,9 @@ class T5Buckets(_Encoding):
     per_layer: bool = False
 
     def buckets(self, relative_position: torch.Tensor, *, bidirectional: bool) -> torch.Tensor:
-        """The bucket of each ``key - query`` distance (:func:`t5_relative_bucket`).
+        """The bucket of each ``key - query`` distance, by T5's formula.
 
+        :func:`~posenc_ref.relative.t5_relative_bucket` with this config's numbers;
         ``bidirectional=True`` for the encoder, ``False`` for the decoder's self-attention.
         """
         return t5_relative_bucket(
