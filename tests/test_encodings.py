@@ -187,6 +187,8 @@ def test_alibi_slopes_and_falcons_scale():
         {"model_type": "falcon", "alibi": True, "hidden_size": 2048, "num_attention_heads": 32}
     )
     assert falcon.logit_scale == 1 / math.sqrt(64)
+    assert any("bfloat16" in note for note in falcon.notes)
+    assert any("adds the bias twice" in note for note in falcon.notes)
     bias = falcon.bias(3, 5)
     assert bias.shape == (32, 3, 5)
     # queries are the last 3 of 5 positions: query 2 sits at position 4, three after key 1
@@ -287,6 +289,20 @@ def test_one_rope_per_layer_type():
         assert repr(spec) == repr(rope_spec(GEMMA3, layer_type=layer_type))
     narrowed = positional_encoding(GEMMA3, layer_type="full_attention")
     assert list(narrowed.specs) == ["full_attention"]
+
+
+def test_gemma3_older_form_has_a_rope_per_layer_type_too():
+    older = {  # rope_local_base_freq for the sliding layers, rope_theta + rope_scaling for full
+        **{k: v for k, v in GEMMA3.items() if k != "rope_parameters"},
+        "rope_theta": 1000000.0,
+        "rope_local_base_freq": 10000.0,
+        "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+    }
+    encoding = positional_encoding(older)
+    newer = positional_encoding(GEMMA3)
+    assert list(encoding.specs) == list(newer.specs)
+    for layer_type, spec in encoding.specs.items():
+        assert torch.equal(spec.inv_freq, newer.specs[layer_type].inv_freq)
 
 
 def test_layout_and_layer_type_on_a_model_without_rope():

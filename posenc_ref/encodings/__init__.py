@@ -211,6 +211,14 @@ def _decide(config: Mapping[str, Any], family: Family, model_type: str) -> str:
 def _decision_notes(config: Mapping[str, Any], model_type: str) -> tuple[str, ...]:
     if model_type == "mpt" and config.get("learned_pos_emb") is not None:
         return ("learned_pos_emb is not read by transformers' MPT code: it has no position table",)
+    if model_type == "falcon":  # both pinned by tests/test_encodings.py against transformers 5.23
+        return (
+            "transformers' Falcon builds this bias in bfloat16: slopes and key positions are "
+            "rounded to 8 significant bits, so past position 256 neighbouring keys share a "
+            "bias (257 is 256); the bias here is exact",
+            "transformers 5.23's eager attention path adds the bias twice (to the logits and "
+            "again with the mask); its SDPA path adds it once, as here",
+        )
     return ()
 
 

@@ -105,8 +105,9 @@ def _alibi(e: Alibi) -> list[tuple[str, str]]:
         label = "slopes"
     else:
         scale = (
-            f"added before the 1/sqrt(d_head) scale, so the slopes act on q.k/sqrt(d_head) "
-            f"multiplied by {_g(e.logit_scale)}"
+            f"added before the model's 1/sqrt(d_head) = {_g(e.logit_scale)} scale: on the "
+            f"scaled logits q.k/sqrt(d_head) the slopes are mu_h x {_g(e.logit_scale)} "
+            "(listed above)"
         )
         label = "on logits"
     return [
