@@ -408,6 +408,7 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
                 "height and width position rows"
             )
         )
+    lines += _layer_lines(spec)
     omega = spec.inv_freq.detach().to("cpu", torch.float64)
     plain = plain_inv_freq(rotary_dim, spec.base)
     wavelength = 2 * math.pi / omega
@@ -446,6 +447,39 @@ def describe(spec: object, *, all_pairs: bool = False) -> str:
     if long_note:
         lines += ["", _wrap(long_note, indent=0)]
     return "\n".join(lines)
+
+
+def _listed(layers: Sequence[int]) -> str:
+    shown = ", ".join(str(i) for i in layers[:8])
+    return shown + (f", ... ({len(layers)} layers)" if len(layers) > 8 else "")
+
+
+def _layer_lines(spec: object) -> list[str]:
+    """Which layers use the spec, MLA's position-free part, query scaling: where a spec says."""
+    lines = []
+    layers = getattr(spec, "layers", None)
+    if layers:
+        lines.append(_wrap(f"layers:     {_listed(list(layers))} use this RoPE"))
+    nope = getattr(spec, "nope_layers", None)
+    if nope:
+        lines.append(_wrap(f"no RoPE:    layers {_listed(list(nope))} rotate nothing"))
+    nope_dim = getattr(spec, "nope_dim", 0)
+    if nope_dim:
+        lines.append(
+            _wrap(
+                f"MLA:        each query/key head is {nope_dim} coordinates without position, "
+                f"then the {spec.head_dim} rotated ones"
+            )
+        )
+    scale = getattr(spec, "query_scale", None)
+    if scale is not None:
+        lines.append(
+            _wrap(
+                f"queries:    multiplied by a factor that grows with the position "
+                f"(beta {_number(float(scale.beta))}, every {scale.length} positions)"
+            )
+        )
+    return lines
 
 
 def _length_note(spec: object, context: float, omega) -> str | None:

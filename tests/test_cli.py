@@ -191,6 +191,32 @@ def test_lines_fit_76_columns(tmp_path, capsys):
     assert max(len(line) for line in out.splitlines()) <= 76
 
 
+def test_describe_names_the_layers_a_spec_covers():
+    # RopeSpec fields of the every-family reader (issue 16): read where a spec has them
+    from types import SimpleNamespace
+
+    spec = models.rope_spec(LLAMA31)
+    fields = {name: getattr(spec, name) for name in dir(spec) if not name.startswith("_")}
+    scale = SimpleNamespace(beta=0.1, length=8192, shift=0)
+    richer = SimpleNamespace(
+        **{
+            **fields,
+            "layers": (0, 1, 2),
+            "nope_layers": tuple(range(3, 48, 4)),
+            "nope_dim": 128,
+            "query_scale": scale,
+        }
+    )
+    words = " ".join(describe(richer).split())
+    assert "layers: 0, 1, 2 use this RoPE" in words
+    assert "no RoPE: layers 3, 7, 11, 15, 19, 23, 27, 31, ... (12 layers) rotate nothing" in words
+    assert "each query/key head is 128 coordinates without position, then the 128 rotated" in words
+    assert "beta 0.1, every 8192 positions" in words
+    assert max(len(line) for line in describe(richer).splitlines()) <= 76
+    plain = " ".join(describe(spec).split())
+    assert "layers:" not in plain and "no RoPE:" not in plain and "MLA:" not in plain
+
+
 def test_describe_is_what_inspect_prints(tmp_path, capsys):
     _, out, _ = run(capsys, "inspect", write(tmp_path, PHI2))
     assert out.rstrip("\n") == describe(models.rope_spec(PHI2))
