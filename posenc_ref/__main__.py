@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import re
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -144,51 +142,20 @@ def _message(error: BaseException) -> str:
 
 # --------------------------------------------------------------------------- finding the file
 
-_MODEL_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
-
-
-def _hub_cache() -> Path:
-    """The Hugging Face hub cache, found as huggingface_hub finds it (never imported)."""
-
-    def expand(value: str) -> Path:
-        return Path(os.path.expandvars(os.path.expanduser(value)))
-
-    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(variable):
-            return expand(os.environ[variable])
-    if os.environ.get("HF_HOME"):
-        return expand(os.environ["HF_HOME"]) / "hub"
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
-    return expand(cache) / "huggingface" / "hub"
-
-
-def _cached_config(model_id: str) -> tuple[Path | None, Path]:
-    """``config.json`` of ``model_id`` in the hub cache (``refs/main``'s snapshot), or None."""
-    repo = _hub_cache() / ("models--" + model_id.replace("/", "--"))
-    snapshots = repo / "snapshots"
-    ref = repo / "refs" / "main"
-    if ref.is_file():
-        revision = ref.read_text(encoding="utf-8", errors="replace").strip()
-        candidate = snapshots / revision / "config.json"
-        if revision and candidate.is_file():
-            return candidate, repo
-    found = sorted(snapshots.glob("*/config.json")) if snapshots.is_dir() else []
-    if len(found) > 1:
-        raise _Refused(
-            f"{len(found)} snapshots of {model_id} hold a config.json and refs/main names none "
-            f"of them; pass one: {', '.join(str(p) for p in found)}"
-        )
-    return (found[0] if found else None), repo
-
 
 def _locate(argument: str) -> Path:
+    from ._hub_cache import cached_config, looks_like_model_id
+
     path = Path(argument)
     if path.is_dir() and (path / "config.json").is_file():
         return path / "config.json"
     if path.exists():
         return path
-    if _MODEL_ID.fullmatch(argument) and not argument.endswith(".json"):
-        found, repo = _cached_config(argument)
+    if looks_like_model_id(argument):
+        try:
+            found, repo = cached_config(argument)
+        except ValueError as error:
+            raise _Refused(str(error)) from error
         if found is not None:
             return found
         raise _Refused(
