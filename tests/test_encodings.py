@@ -181,7 +181,11 @@ def test_the_flags_that_switch_xlm_and_distilbert_to_the_papers_table():
 
 def test_alibi_slopes_and_falcons_scale():
     bloom = positional_encoding(RELEASED["BLOOM 176B"])
-    torch.testing.assert_close(bloom.slopes(), alibi_slopes(112, dtype=torch.float64))
+    slopes = bloom.slopes()
+    torch.testing.assert_close(slopes, alibi_slopes(112, dtype=torch.float64))
+    # 112 heads: the 64-head set, then 48 of the 128-head set (every other one)
+    torch.testing.assert_close(slopes[:64], alibi_slopes(64, dtype=torch.float64))
+    torch.testing.assert_close(slopes[64:], alibi_slopes(128, dtype=torch.float64)[0::2][:48])
     assert positional_encoding(RELEASED["MPT 7B"]).num_heads == 32
     falcon = positional_encoding(
         {"model_type": "falcon", "alibi": True, "hidden_size": 2048, "num_attention_heads": 32}
@@ -716,13 +720,15 @@ def test_t5_buckets_are_each_familys(hf, model_type):
     assert per_stack == {"encoder", "decoder"}
     assert (len(with_bias) == 4) == encoding.per_layer  # one per layer, or one per stack
     for name, module in with_bias:
-        assert module.scaling == 1.0 if hasattr(module, "scaling") else True  # T5 does not scale
+        local = "Local" in type(module).__name__ or "Global" in type(module).__name__
+        if not local:  # T5 does not scale its logits by 1/sqrt(d)
+            assert module.scaling == 1.0
         weight = module.relative_attention_bias.weight
         with torch.no_grad():  # bias value = bucket index, for every head
             weight.copy_(
                 torch.arange(weight.shape[0], dtype=weight.dtype)[:, None].expand_as(weight)
             )
-        if "Local" in type(module).__name__ or "Global" in type(module).__name__:
+        if local:
             block = 7  # LongT5's encoder: keys in the blocks around the query's
             theirs = module.compute_bias(block)[0, 0, 0].long()
             memory = torch.arange(3 * block)
