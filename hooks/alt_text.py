@@ -57,7 +57,7 @@ def _inv_freq(pkg) -> dict[str, str]:
     from posenc_ref.plots import frequency_curve
 
     omega = pkg.inv_freq(_default(frequency_curve, "dim"), _default(frequency_curve, "base"))
-    return {"at_200": f"{float(omega[100]):.2f}", "last": f"{float(omega[-1]):.1e}"}
+    return {"at_200": f"{float(omega[100]):.2f}", "last": _sci(float(omega[-1]))}
 
 
 def _wavelengths(pkg) -> dict[str, str]:
@@ -106,13 +106,13 @@ def _dot_product(pkg) -> dict[str, str]:
     from posenc_ref.plots import dot_product_vs_offset
 
     base = _default(dot_product_vs_offset, "base")
-    max_offset = _default(dot_product_vs_offset, "max_offset")
-    far = range(max_offset // 2, max_offset + 1)  # the curve is even: k >= 0 is enough
+    offsets = range(1, _default(dot_product_vs_offset, "max_offset") + 1)  # the curve is even
     facts = {}
     for dim in _default(dot_product_vs_offset, "dims"):
-        values = [pkg.offset_dot_product(dim, base, k) / (dim / 2) for k in far]
-        facts[f"d{dim}_low"] = f"{min(values):.2f}"
-        facts[f"d{dim}_high"] = f"{max(values):.2f}"
+        values = [pkg.offset_dot_product(dim, base, k) / (dim / 2) for k in offsets]
+        low = min(values)
+        facts[f"d{dim}_min"] = f"{low:.2f}"
+        facts[f"d{dim}_at"] = str(offsets[values.index(low)])
     return facts
 
 
@@ -142,7 +142,7 @@ def _alibi(pkg) -> dict[str, str]:
     from posenc_ref.plots import alibi_heads
 
     slopes = pkg.alibi_slopes(_default(alibi_heads, "num_heads"), dtype=torch.float64)
-    return {f"head{h}": f"{float(slopes[h]):.2g}" for h in _default(alibi_heads, "heads")}
+    return {f"head{h}": f"{float(slopes[h]):.3g}" for h in _default(alibi_heads, "heads")}
 
 
 def _rope_rotation(pkg) -> dict[str, str]:
@@ -164,7 +164,9 @@ def _rope_decay(pkg) -> dict[str, str]:
 
     dim, base = _default(rope_decay, "dim"), _default(rope_decay, "base")
     near = rope_decay_bound(np.array([0, 50, 256]), dim, base)
-    far = rope_decay_bound(np.arange(4096, _default(rope_decay, "max_distance") + 1), dim, base)
+    # The distances the right panel draws from 4096 on (its geometric grid), not every integer.
+    grid = np.geomspace(4096, _default(rope_decay, "max_distance"), 1500).round()
+    far = rope_decay_bound(np.unique(grid), dim, base)
     return {
         "at_0": f"{near[0]:.1f}",
         "at_50": f"{near[1]:.1f}",
