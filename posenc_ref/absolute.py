@@ -4,10 +4,10 @@ The sinusoidal encoding of the original transformer is
 
 .. math::
 
-    PE[k, 2i] = \sin(k\,\omega_i), \qquad PE[k, 2i+1] = \cos(k\,\omega_i),
+    PE[t, 2i] = \sin(t\,\omega_i), \qquad PE[t, 2i+1] = \cos(t\,\omega_i),
     \qquad \omega_i = \text{base}^{-2i/\text{dim}},
 
-for position ``k`` and pair index ``i = 0 .. dim/2 - 1``. Derivations are on the site's
+for position ``t`` and pair index ``i = 0 .. dim/2 - 1``. Derivations are on the site's
 "Sinusoidal encoding" and "Properties" pages; this module is the executable version.
 """
 
@@ -61,8 +61,8 @@ def inv_freq(
     [the exp-log form](absolute.md#sinusoidal-vectorized).
 
     Shared by the sinusoidal table and RoPE. :math:`\omega_0 = 1` is the fastest pair; the
-    frequencies fall geometrically to :math:`\text{base}^{-(\text{dim}-2)/\text{dim}}`, just above
-    ``1/base``.
+    frequencies fall geometrically to :math:`\text{base}^{-(\text{dim}-2)/\text{dim}}`, which
+    approaches ``1/base`` from above as ``dim`` grows.
 
     Parameters
     ----------
@@ -126,7 +126,7 @@ def sinusoidal_loop(num_positions: int, dim: int, base: float = 10000.0) -> np.n
 
     Shown on the site: [the textbook loop](absolute.md#sinusoidal-loop).
 
-    ``PE[k, 2i] = sin(k / base**(2i/dim))`` and ``PE[k, 2i+1] = cos(k / base**(2i/dim))``,
+    ``PE[t, 2i] = sin(t / base**(2i/dim))`` and ``PE[t, 2i+1] = cos(t / base**(2i/dim))``,
     one Python float at a time. Slow on purpose: every other implementation is tested against it.
 
     Parameters
@@ -147,11 +147,11 @@ def sinusoidal_loop(num_positions: int, dim: int, base: float = 10000.0) -> np.n
     dim = check_dim(dim)
     base = check_base(base)
     table = np.zeros((num_positions, dim), dtype=np.float64)
-    for k in range(num_positions):  # k: the position (a row)
+    for t in range(num_positions):  # t: the position (a row)
         for i in range(dim // 2):  # i: the pair index (two columns), not a token
-            angle = k / base ** (2 * i / dim)
-            table[k, 2 * i] = math.sin(angle)
-            table[k, 2 * i + 1] = math.cos(angle)
+            angle = t / base ** (2 * i / dim)
+            table[t, 2 * i] = math.sin(angle)
+            table[t, 2 * i + 1] = math.cos(angle)
     return table
 
 

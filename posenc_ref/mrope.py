@@ -215,14 +215,14 @@ def mrope_positions(
     not modelled here):
 
     - the ``text_before`` tokens get ``start, start + 1, ...`` in all three rows;
-    - the grid's :math:`t \times h \times w` tokens, in time-major then row-major order, get
-      :math:`(s + \tau, s + y, s + x)` for frame :math:`\tau`, row :math:`y`, column :math:`x`,
-      where :math:`s` = ``start + text_before``;
+    - the grid's :math:`g_t \times g_h \times g_w` tokens (frames, rows, columns), in time-major
+      then row-major order, get :math:`(t_0 + \tau, t_0 + y, t_0 + x)` for frame :math:`\tau`,
+      row :math:`y`, column :math:`x`, where :math:`t_0` = ``start + text_before``;
     - the ``text_after`` tokens resume at the grid's largest position + 1, that is
-      :math:`s + \max(t, h, w)`, in all three rows.
+      :math:`t_0 + \max(g_t, g_h, g_w)`, in all three rows.
 
-    So a sequence of :math:`n` tokens can end at a position well below :math:`n - 1`: an image of
-    :math:`h \times w` tokens advances the text position by :math:`\max(h, w)` only.
+    So a sequence of :math:`L` tokens can end at a position well below :math:`L - 1`: an image
+    of :math:`g_h \times g_w` tokens advances the text position by :math:`\max(g_h, g_w)` only.
 
     ``grid`` counts tokens as the language model sees them: for Qwen2-VL that is the vision
     encoder's patch grid divided by its ``spatial_merge_size`` (2) in height and width.

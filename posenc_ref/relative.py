@@ -3,9 +3,10 @@ r"""Relative position schemes that add a bias to attention logits or index a sma
 - Shaw et al. (2018): relative distances clipped to :math:`[-K, K]` index a learned table.
 - T5 (Raffel et al. 2020): distances fall into log-spaced buckets, one learned scalar per
   bucket and head.
-- ALiBi (Press et al. 2022): a fixed linear penalty :math:`-m_h (i - j)` per head :math:`h`.
+- ALiBi (Press et al. 2022): a fixed linear penalty :math:`-\mu_h (m - p)` per head :math:`h`.
 
-All of them use the relative position ``key - query`` (negative for keys in the past).
+All of them use the relative position ``key - query``, :math:`p - m` for a query at position
+:math:`m` and a key at position :math:`p` (negative for keys in the past).
 """
 
 from __future__ import annotations
@@ -102,16 +103,17 @@ def t5_relative_bucket(
     Derived on the site: [T5 buckets](relative.md#relative-t5).
 
     Half of the buckets (per direction when ``bidirectional``) hold the exact distances
-    :math:`0 .. e-1` with :math:`e` = ``num_buckets // 2`` (per direction); larger distances
-    :math:`n` go to bucket
+    :math:`0 .. e-1` with :math:`e = N/2`; larger distances :math:`k = |p - m|` go to bucket
 
     .. math::
 
-        e + \left\lfloor \frac{\ln(n/e)}{\ln(D/e)}\,(N - e) \right\rfloor,
+        \min\!\left(N - 1,\; e + \left\lfloor \frac{\ln(k/e)}{\ln(D/e)}\,(N - e) \right\rfloor
+        \right),
 
     with :math:`N` the buckets per direction (``num_buckets``, halved when ``bidirectional``)
-    and :math:`D` = ``max_distance``,
-    capped at :math:`N - 1`, so every distance from ``max_distance`` on shares the last bucket.
+    and :math:`D` = ``max_distance``. The floor reaches the last bucket :math:`N - 1` from
+    :math:`k = e\,(D/e)^{(N-e-1)/(N-e)}` on (91 with T5's defaults), well before
+    ``max_distance``, where the formula would give :math:`N` and the cap takes over.
     Bidirectional (encoder): keys after the query get the upper half of the buckets. Causal
     (decoder, ``bidirectional=False``): only the past is distinguished; future keys share bucket
     0 with distance 0 (they are masked anyway).
@@ -126,11 +128,11 @@ def t5_relative_bucket(
     bidirectional
         Encoder-style (both directions) or decoder-style (past only).
     num_buckets
-        :math:`N`, total number of buckets; even and ``>= 4`` when bidirectional, ``>= 2``
-        otherwise.
+        Total number of buckets (:math:`2N` when bidirectional, :math:`N` otherwise); even and
+        ``>= 4`` when bidirectional, ``>= 2`` otherwise.
     max_distance
-        Distance from which all distances share the last bucket; larger than the number of
-        exact buckets.
+        :math:`D`, the distance at which the log formula reaches :math:`N` (the last bucket
+        starts before it, see above); larger than the number of exact buckets.
 
     Returns
     -------
@@ -171,15 +173,16 @@ def alibi_slopes(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    r"""ALiBi's per-head slopes :math:`m_h`, including head counts that are not powers of two.
+    r"""ALiBi's per-head slopes :math:`\mu_h`, including head counts that are not powers of two.
 
     Explained on the site: [ALiBi](relative.md#relative-alibi).
 
-    For :math:`n` a power of two, :math:`m_h = 2^{-8h/n}` for :math:`h = 1..n`. Otherwise,
-    with :math:`c = 2^{\lfloor \log_2 n \rfloor}`: the :math:`c` slopes for :math:`c` heads,
-    followed by the first :math:`n - c` of every other slope (:math:`h = 1, 3, 5, \dots`) of the
-    :math:`2c`-head set. That sequence is not monotone (the extra slopes restart near the top);
-    using :math:`2^{-8h/n}` for any :math:`n` is a different, wrong, set.
+    For :math:`H` heads, :math:`H` a power of two, :math:`\mu_h = 2^{-8(h+1)/H}` for
+    :math:`h = 0 .. H-1` (the ALiBi paper writes the slope :math:`m` and counts heads from 1).
+    Otherwise, with :math:`c = 2^{\lfloor \log_2 H \rfloor}`: the :math:`c` slopes for :math:`c`
+    heads, followed by the first :math:`H - c` of every other slope (the 1st, 3rd, 5th, ...) of
+    the :math:`2c`-head set. That sequence is not monotone (the extra slopes restart near the
+    top); using :math:`2^{-8(h+1)/H}` for any :math:`H` is a different, wrong, set.
 
     Parameters
     ----------
@@ -223,7 +226,7 @@ def alibi_bias(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    r"""ALiBi's additive attention bias :math:`-m_h\,(i - j)` (query :math:`i`, key :math:`j`).
+    r"""ALiBi's additive attention bias :math:`-\mu_h\,(m - p)` (query at ``m``, key at ``p``).
 
     Explained on the site: [ALiBi](relative.md#relative-alibi) and
     [the key/value cache](relative.md#relative-kv-cache).
@@ -241,7 +244,7 @@ def alibi_bias(
     causal
         ``True`` (the paper's language-model setting): keys after the query get ``-inf``, so the
         result is the bias and the causal mask in one tensor, ready to add to the logits.
-        ``False``: the symmetric form :math:`-m_h\,|i - j|` used by bidirectional variants.
+        ``False``: the symmetric form :math:`-\mu_h\,|p - m|` used by bidirectional variants.
     device, dtype
         Where (the CPU when ``None``) and in which floating dtype to return the bias.
 

@@ -9,10 +9,11 @@ the angle :math:`m\,\omega_i`:
     \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\
                     \sin m\omega_i & \cos m\omega_i \end{pmatrix}
     \begin{pmatrix} u \\ v \end{pmatrix},
-    \qquad \omega_i = \text{base}^{-2i/r},
+    \qquad \omega_i = \text{base}^{-2i/d},
 
-with :math:`r` = ``rotary_dim`` (the head width unless partial), so that
-:math:`\langle R(m)q, R(n)k\rangle` depends on :math:`m - n` only.
+with :math:`d` = ``rotary_dim`` (the head width unless partial), so that the score
+:math:`\langle R(m)q, R(p)k\rangle` of a query at :math:`m` and a key at :math:`p` depends on
+:math:`p - m` only.
 
 Pair layouts (which coordinates form pair :math:`i`):
 
@@ -298,14 +299,15 @@ def apply_rope_loop(
 
     The definition and the oracle: slow on purpose (use small tensors), everything in float64.
     For every vector of ``x`` (all leading indices), every pair :math:`i` at coordinates
-    :math:`(j, k)` (``(2i, 2i+1)`` or ``(i, i + rotary_dim/2)``) and angle :math:`m\,\omega_i`:
+    :math:`(c_1, c_2)` (``(2i, 2i+1)`` or ``(i, i + rotary_dim/2)``) and angle
+    :math:`m\,\omega_i`, with :math:`a` the attention factor:
 
     .. math::
 
-        \begin{pmatrix} x'_j \\ x'_k \end{pmatrix} = a
+        \begin{pmatrix} x'_{c_1} \\ x'_{c_2} \end{pmatrix} = a
         \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\ \sin m\omega_i & \cos m\omega_i
         \end{pmatrix}
-        \begin{pmatrix} x_j \\ x_k \end{pmatrix}
+        \begin{pmatrix} x_{c_1} \\ x_{c_2} \end{pmatrix}
 
     and every coordinate from ``rotary_dim`` on is copied.
 

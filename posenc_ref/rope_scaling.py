@@ -4,7 +4,7 @@ Every method here keeps :func:`posenc_ref.rope.apply_rope` unchanged and only re
 per-pair frequencies :math:`\omega_i = \text{base}^{-2i/\text{dim}}` (see
 :func:`posenc_ref.absolute.inv_freq`) by new ones :math:`\omega'_i`, sometimes together with an
 ``attention_factor`` :math:`a` that multiplies both cos and sin (so attention logits get
-:math:`a^2`). Notation: ``factor`` :math:`s = L'/L`, ``original_max_len`` :math:`L`, pair index
+:math:`a^2`). Notation: ``factor`` :math:`s = L'/L_0`, ``original_max_len`` :math:`L_0`, pair index
 :math:`i = 0 .. \text{dim}/2 - 1`.
 
 Each function returns a :class:`ScaledFrequencies` ``(inv_freq, attention_factor)`` with a
@@ -162,13 +162,13 @@ def dynamic_ntk(
     .. math::
 
         \text{base}' = \text{base} \cdot
-        \left(s\,\frac{\max(\ell, L)}{L} - (s - 1)\right)^{\text{dim}/(\text{dim}-2)}
+        \left(s\,\frac{\max(L, L_0)}{L_0} - (s - 1)\right)^{\text{dim}/(\text{dim}-2)}
 
-    with current length :math:`\ell` = ``seq_len``. The bracket is 1 for :math:`\ell \le L` (no
+    with current length :math:`L` = ``seq_len``. The bracket is 1 for :math:`L \le L_0` (no
     change inside the original context) and grows linearly after it (HF ``rope_type="dynamic"``,
-    where :math:`L` is ``max_position_embeddings``). Plugging in :math:`\ell = sL` gives the
+    where :math:`L_0` is ``max_position_embeddings``). Plugging in :math:`L = sL_0` gives the
     bracket :math:`s^2 - (s - 1)`, the static value vLLM uses under the same name. With
-    :math:`s = 1` the bracket is :math:`\ell / L`: unlike the other methods, factor 1 is the
+    :math:`s = 1` the bracket is :math:`L / L_0`: unlike the other methods, factor 1 is the
     identity only inside the original context.
 
     Keys already in a KV cache keep the rotation they were written with: once the frequencies
@@ -185,9 +185,9 @@ def dynamic_ntk(
     factor
         :math:`s \ge 1`.
     seq_len
-        Current length :math:`\ell` (the largest position + 1), ``>= 0``.
+        Current length :math:`L` (the largest position + 1), ``>= 0``.
     original_max_len
-        Pre-training context :math:`L`, ``>= 1``.
+        Pre-training context :math:`L_0`, ``>= 1``.
 
     Returns
     -------
@@ -252,7 +252,7 @@ def yarn(
 
     ``low`` and ``high`` are the (fractional) pair indices at which a pair completes
     ``beta_fast`` and ``beta_slow`` turns within the original context,
-    :math:`i^*(r) = \text{dim}\,\ln(L / 2\pi r) / (2 \ln \text{base})`. Pairs turning more than
+    :math:`i^*(r) = \text{dim}\,\ln(L_0 / 2\pi r) / (2 \ln \text{base})`. Pairs turning more than
     ``beta_fast`` times keep their frequency; pairs turning fewer than ``beta_slow`` times are
     divided by :math:`s`; the ramp in between is linear in the pair index (as in the code people
     run; the paper writes it linear in the number of turns). With ``truncate=True`` ``low`` is
@@ -273,7 +273,7 @@ def yarn(
     factor
         :math:`s \ge 1`.
     original_max_len
-        Pre-training context :math:`L` (HF ``original_max_position_embeddings``), ``>= 1``.
+        Pre-training context :math:`L_0` (HF ``original_max_position_embeddings``), ``>= 1``.
     beta_fast, beta_slow
         Turn counts bounding the ramp, ``beta_fast > beta_slow > 0`` (32 and 1 in the paper).
     truncate
@@ -319,10 +319,11 @@ def yarn(
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, dim - 1)
     if high <= low:
-        # The reference code adds 0.001 when low == high (a step at `low`). When every pair turns
-        # more than beta_fast times (original_max_len > 64 pi base^2 roughly) the clamps leave
-        # high < low, and HF's ramp then interpolates *every* pair; keeping them all is what the
-        # method means, so the step is used there too. No released config is in that regime.
+        # The reference code adds 0.001 when low == high (a step at `low`). When `low` itself is
+        # clamped past dim - 1 (original_max_len >= 2 pi beta_fast base^2 roughly; every pair
+        # turning more than beta_fast times is not enough) the clamps leave high < low, and
+        # HF's ramp then interpolates *every* pair; keeping them all is what the method means,
+        # so the step is used there too. No released config is in that regime.
         high = low + 0.001
     pair = torch.arange(dim // 2, dtype=torch.float64)
     gamma = ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 0: keep, 1: interpolate
@@ -348,14 +349,18 @@ def llama3(
     .. math::
 
         \omega'_i = \begin{cases}
-            \omega_i & \lambda_i < L / h \\
-            \omega_i / s & \lambda_i > L / l \\
+            \omega_i & \lambda_i < L_0 / f_{\text{high}} \\
+            \omega_i / s & \lambda_i > L_0 / f_{\text{low}} \\
             (1 - \sigma_i)\,\omega_i / s + \sigma_i\,\omega_i,
-            \quad \sigma_i = \dfrac{L/\lambda_i - l}{h - l} & \text{otherwise}
+            \quad \sigma_i
+            = \dfrac{L_0/\lambda_i - f_{\text{low}}}{f_{\text{high}} - f_{\text{low}}}
+            & \text{otherwise}
         \end{cases}
 
-    for ``low_freq_factor`` :math:`l` and ``high_freq_factor`` :math:`h`; continuous at both
-    band edges. Defaults are Meta's Llama 3.1 values (base 500000, s 8, l 1, h 4, L 8192), as in
+    for ``low_freq_factor`` :math:`f_{\text{low}}` and ``high_freq_factor``
+    :math:`f_{\text{high}}`; continuous at both
+    band edges. Defaults are Meta's Llama 3.1 values (base 500000, s 8, f_low 1, f_high 4,
+    L_0 8192), as in
     HF ``rope_type="llama3"`` and torchtune ``Llama3ScaledRoPE`` (whose base default is 10000).
     ``l == h`` (Llama 4 Scout) leaves no middle band.
 
@@ -368,9 +373,9 @@ def llama3(
     factor
         :math:`s \ge 1`.
     low_freq_factor, high_freq_factor
-        :math:`0 < l \le h`.
+        :math:`0 < f_{\text{low}} \le f_{\text{high}}`.
     original_max_len
-        Pre-training context :math:`L`, ``>= 1``.
+        Pre-training context :math:`L_0`, ``>= 1``.
 
     Returns
     -------
@@ -412,7 +417,7 @@ def _check_factor_list(name: str, values: object, pairs: int) -> torch.Tensor:
 
 
 def longrope_attention_factor(factor: float, original_max_len: int) -> float:
-    r"""LongRoPE's default attention factor :math:`\sqrt{1 + \ln s / \ln L}`, or 1 for s <= 1.
+    r"""LongRoPE's default attention factor :math:`\sqrt{1 + \ln s / \ln L_0}`, or 1 for s <= 1.
 
     Explained on the site: [LongRoPE](rope_scaling.md#scaling-longrope).
 
@@ -421,7 +426,7 @@ def longrope_attention_factor(factor: float, original_max_len: int) -> float:
     factor
         Extension ratio :math:`s > 0`.
     original_max_len
-        Pre-training context :math:`L`, ``>= 2`` (the formula divides by :math:`\ln L`).
+        Pre-training context :math:`L_0`, ``>= 2`` (the formula divides by :math:`\ln L_0`).
 
     Returns
     -------
@@ -453,16 +458,16 @@ def longrope(
     .. math::
 
         \omega'_i = \frac{\omega_i}{\varphi_i}, \qquad
-        \varphi_i = \begin{cases} \varphi^{\text{short}}_i & \ell \le L \\
-        \varphi^{\text{long}}_i & \ell > L \end{cases}, \qquad
-        a = \sqrt{1 + \frac{\ln s}{\ln L}} \;(a = 1 \text{ for } s \le 1)
+        \varphi_i = \begin{cases} \varphi^{\text{short}}_i & L \le L_0 \\
+        \varphi^{\text{long}}_i & L > L_0 \end{cases}, \qquad
+        a = \sqrt{1 + \frac{\ln s}{\ln L_0}} \;(a = 1 \text{ for } s \le 1)
 
     with the lists :math:`\varphi^{\text{short}}` = ``short_factor`` and
-    :math:`\varphi^{\text{long}}` = ``long_factor``, current length :math:`\ell` = ``seq_len``
-    (the largest position + 1) and pre-training context :math:`L` = ``original_max_len``. The
+    :math:`\varphi^{\text{long}}` = ``long_factor``, current length :math:`L` = ``seq_len``
+    (the largest position + 1) and pre-training context :math:`L_0` = ``original_max_len``. The
     lists are not derived from a formula: they were found by a search over perplexity (the
     LongRoPE paper) and are shipped in the model's config.
-    The switch at :math:`L` is the rule of HF transformers' ``rope_type="longrope"``.
+    The switch at :math:`L_0` is the rule of HF transformers' ``rope_type="longrope"``.
 
     :math:`s` is ``factor`` when given; otherwise it is ``max_len / original_max_len`` (HF reads
     ``max_position_embeddings / original_max_position_embeddings``, the rule Phi-3 configs rely
@@ -470,7 +475,7 @@ def longrope(
     value (HF semantics), as in :func:`yarn`.
 
     Keys already in a KV cache keep the rotation they were written with: once a generation grows
-    past :math:`L` new queries use the long list while earlier keys were rotated with the short
+    past :math:`L_0` new queries use the long list while earlier keys were rotated with the short
     one, and scores between them no longer depend only on their distance (see the site).
 
     Parameters
@@ -482,9 +487,9 @@ def longrope(
     short_factor, long_factor
         ``dim // 2`` positive numbers each (lists or 1-D tensors), :math:`\varphi_i`.
     original_max_len
-        Pre-training context :math:`L` (HF ``original_max_position_embeddings``), ``>= 2``.
+        Pre-training context :math:`L_0` (HF ``original_max_position_embeddings``), ``>= 2``.
     seq_len
-        Current length :math:`\ell`, ``>= 0``.
+        Current length :math:`L`, ``>= 0``.
     factor
         :math:`s \ge 1`, or ``None`` to derive it from ``max_len``.
     max_len

@@ -166,11 +166,31 @@ def test_hf_yarn_equal_mscales_give_factor_one(hf):
     assert scale == 1.0 != yarn(64, factor=40.0, original_max_len=4096).attention_factor
 
 
-def test_hf_yarn_reversed_range_disagreement(hf):
-    """Disagreement: when every pair turns > beta_fast times, HF interpolates every pair.
+def test_hf_yarn_keeps_every_pair_below_the_reversal(hf):
+    """Every pair turns > beta_fast times, but low <= dim - 1: HF keeps every pair, as we do.
 
-    HF's clamped correction range is reversed there (low > high = dim - 1); posenc_ref keeps every
-    pair, which is what the method means. Far from any released config (needs L > ~64 pi base^2).
+    dim 128, base 100: every pair is fast from L ~ 18,700, HF's range reverses only from
+    L >= 2 pi 32 base^2 ~ 2.01 million. At L = 65536 both keep every frequency.
+    """
+    original = 65536
+    assert 2 * math.pi * 32 * 100.0 ** (126 / 128) < original < 2 * math.pi * 32 * 100.0**2
+    config = hf.config(
+        128, 100.0, rope_type="yarn", factor=4.0, original_max_position_embeddings=original
+    )
+    theirs, _ = hf.init["yarn"](config, "cpu")
+    plain = inv_freq(128, 100.0)
+    assert min(original * plain / (2 * math.pi)) > 32  # every pair fast
+    torch.testing.assert_close(theirs.double(), plain, rtol=freq_rtol(100.0), atol=0)
+    assert torch.equal(yarn(128, 100.0, factor=4.0, original_max_len=original).inv_freq, plain)
+
+
+def test_hf_yarn_reversed_range_disagreement(hf):
+    """Disagreement: once HF's lower bound clamps past dim - 1, HF interpolates every pair.
+
+    That needs L >= 2 pi beta_fast base^2 roughly (floor(i*(beta_fast)) > dim - 1), far beyond
+    "every pair turns > beta_fast times" (see the test above). HF's clamped correction range is
+    reversed there (low > high = dim - 1); posenc_ref keeps every pair, which is what the method
+    means. Far from any released config.
     """
     config = hf.config(8, 1.5, rope_type="yarn", factor=4.0, original_max_position_embeddings=4096)
     theirs, _ = hf.init["yarn"](config, "cpu")

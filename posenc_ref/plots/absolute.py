@@ -71,7 +71,7 @@ def heatmap(
     image = _table_image(ax, table, cmap=cmap, rasterized=big)
     fig.colorbar(image, ax=ax, label="value", fraction=0.05, pad=0.02)
     ax.set_xlabel("column (dimension) j")
-    ax.set_ylabel("position k")
+    ax.set_ylabel("position t")
     ax.set_title(f"sinusoidal table: {num_positions} positions x dim {dim}, base {base:g}")
     if annotate:
         ax.set_xticks(range(dim))
@@ -343,7 +343,7 @@ def waves(
     axes[0].legend(
         loc="lower left", bbox_to_anchor=(0.0, 1.02), fontsize=8.5, ncol=2, frameon=False
     )
-    axes[-1].set_xlabel("position k")
+    axes[-1].set_xlabel("position t")
     fig.suptitle(f"pairs of columns, dim {dim}, base {base:g} (fastest at the bottom)")
     return fig
 

@@ -59,13 +59,13 @@ def binary_vs_sinusoidal(
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 4.6), constrained_layout=True)
     big = num_positions * width > 20_000
     _table_image(left, bits, vmin=0, vmax=1, cmap="Greys", rasterized=big)
-    left.set_title(f"binary counter: bit j of k ({width} bits)")
+    left.set_title(f"binary counter: bit j of t ({width} bits)")
     left.set_xlabel("bit j (0 = least significant)")
     image = _table_image(right, table, rasterized=big)
     right.set_title(f"sinusoidal table, dim {width}")
     right.set_xlabel("column j")
     for ax in (left, right):
-        ax.set_ylabel("position k")
+        ax.set_ylabel("position t")
     fig.colorbar(image, ax=right, fraction=0.05, pad=0.02)
     return fig
 
@@ -309,7 +309,7 @@ def projection(
             color="red" if red else "0.25",
             fontweight="bold" if red else "normal",
         )
-    fig.colorbar(scatter, ax=ax, label="position k", fraction=0.05, pad=0.02)
+    fig.colorbar(scatter, ax=ax, label="position t", fraction=0.05, pad=0.02)
     ax.set_xticks([])
     ax.set_yticks([])
     name = "t-SNE" if method == "tsne" else "PCA"

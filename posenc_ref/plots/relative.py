@@ -40,8 +40,14 @@ def t5_buckets(max_offset: int = 200, num_buckets: int = 32, max_distance: int =
             rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
         )
         t5.step(rel.numpy(), buckets.numpy(), where="mid", label=label)
-    for x in (-max_distance, max_distance):
-        t5.axvline(x, color="0.6", ls=":", lw=1.0)
+    # Where the bidirectional staircase reaches its last bucket on each side: the log formula
+    # gets there well before max_distance (the cap only matters from max_distance on).
+    both = t5_relative_bucket(
+        rel, bidirectional=True, num_buckets=num_buckets, max_distance=max_distance
+    )
+    for side in (-1, 1):
+        last = both[0] if side < 0 else both[-1]  # the bucket of the farthest offset drawn
+        t5.axvline(side * int(rel[both == last].abs().min()), color="0.6", ls=":", lw=1.0)
     t5.set_xlabel("relative position (key - query)")
     t5.set_ylabel("bucket")
     t5.set_title(f"T5: {num_buckets} buckets, max_distance {max_distance}")
@@ -86,9 +92,9 @@ def alibi_heads(num_heads: int = 8, length: int = 12, heads: tuple[int, ...] = (
         ax.set_title(f"head {h}: slope {slopes[h]:g}")
         ax.set_xticks(range(0, length, 2))
         ax.set_yticks(range(0, length, 2))
-        ax.set_xlabel("key position j")
-        ax.set_ylabel("query position i")
-    fig.colorbar(image, ax=axes, label=r"bias $-m_h (i - j)$", fraction=0.04)
+        ax.set_xlabel("key position p")
+        ax.set_ylabel("query position m")
+    fig.colorbar(image, ax=axes, label=r"bias $-\mu_h (m - p)$", fraction=0.04)
     return fig
 
 

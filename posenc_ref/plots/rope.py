@@ -99,18 +99,21 @@ def rope_decay_bound(
     *,
     inv_freq: torch.Tensor | None = None,
 ) -> np.ndarray:
-    r"""RoFormer's long-term decay quantity :math:`\frac{1}{d/2}\sum_{j=1}^{d/2} |S_j|`.
+    r"""RoFormer's long-term decay quantity :math:`\frac{2}{d}\sum_{\ell=1}^{d/2} |S_\ell|`.
 
-    :math:`S_j = \sum_{k=0}^{j-1} e^{i r \omega_k}` are the partial sums of the unit phasors of
-    the first ``j`` pairs at relative distance :math:`r` (RoFormer, section 3.4.3). The bound on
-    the rotated score is :math:`\max_j |h_{j+1} - h_j| \sum_j |S_j|`; this function returns the
-    mean of :math:`|S_j|`, the curve the paper plots. At :math:`r = 0` every phasor is 1, so
-    :math:`S_j = j` and the value is :math:`(d/2 + 1)/2`.
+    :math:`S_\ell = \sum_{i=0}^{\ell-1} e^{\mathrm{j}(m - p)\omega_i}` are the partial sums of the
+    unit phasors of the first :math:`\ell` pairs for a query at :math:`m` and a key at :math:`p`
+    (RoFormer, section 3.4.3; :math:`\mathrm{j}` is the imaginary unit); they depend on the
+    distance :math:`|p - m|` only. The bound on
+    the rotated score is :math:`\max_\ell |g_\ell - g_{\ell-1}| \sum_\ell |S_\ell|`, with
+    :math:`g_i = q^{(i)}\overline{k^{(i)}}`; this function returns the mean of :math:`|S_\ell|`,
+    the curve the paper plots. At distance 0 every phasor is 1, so :math:`S_\ell = \ell` and
+    the value is :math:`(d/2 + 1)/2`.
 
     Parameters
     ----------
     distances
-        Relative distances :math:`r = m - n`, shape ``(R,)``.
+        Distances :math:`|p - m|`, shape ``(R,)``.
     dim, base
         Rotary width and base.
     inv_freq
@@ -164,11 +167,11 @@ def rope_decay(dim: int = 128, base: float = 10000.0, max_distance: int = 2**16)
     )
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.6))
     ax0.plot(near, rope_decay_bound(near, dim, base), color="C0", lw=1)
-    ax0.set_xlabel("relative distance $m - n$")
-    ax0.set_ylabel(r"mean of $|S_j|$ over $j = 1 \ldots d/2$")
+    ax0.set_xlabel("distance $|p - m|$")
+    ax0.set_ylabel(r"mean of $|S_\ell|$ over $\ell = 1 \ldots d/2$")
     ax0.set_title("distance 0 to 256 (RoFormer's view)", fontsize=10)
     ax1.semilogx(far, rope_decay_bound(far, dim, base), color="C0", lw=0.6)
-    ax1.set_xlabel("relative distance $m - n$ (log scale)")
+    ax1.set_xlabel("distance $|p - m|$ (log scale)")
     ax1.set_title(f"distance 1 to {max_distance}", fontsize=10)
     for ax in (ax0, ax1):
         ax.grid(alpha=0.3)

@@ -38,7 +38,7 @@ def context_extension(
     factor
         Extension factor :math:`s`.
     original_max_len
-        Pre-training context :math:`L`.
+        Pre-training context :math:`L_0`.
 
     Returns
     -------
@@ -78,7 +78,7 @@ def context_extension(
         ax1.plot(pair, omega / freq, label=name, **styles[name])
     ax0.axhline(original_max_len, color="0.4", lw=0.8)
     ax0.annotate(
-        f"original context L = {original_max_len}",
+        f"original context $L_0$ = {original_max_len}",
         (0, original_max_len),
         xytext=(0, 4),
         textcoords="offset points",
@@ -86,7 +86,7 @@ def context_extension(
     )
     ax0.axhline(factor * original_max_len, color="0.6", lw=0.8, ls="--")
     ax0.annotate(
-        f"extended context sL = {factor * original_max_len:g}",
+        f"extended context $sL_0$ = {factor * original_max_len:g}",
         (0, factor * original_max_len),
         xytext=(0, 4),
         textcoords="offset points",
@@ -95,7 +95,7 @@ def context_extension(
     ax0.set_ylabel(r"wavelength $2\pi/\omega'_i$ (positions)")
     ax0.legend(loc="lower right", fontsize=9)
     ax0.set_title(
-        f"Context extension by s = {factor:g} (dim={dim}, base={base:g}, L={original_max_len})",
+        f"Context extension by s = {factor:g} (dim={dim}, base={base:g}, $L_0$={original_max_len})",
         fontsize=11,
     )
     ax1.set_ylabel(r"stretch $\omega_i/\omega'_i$")

@@ -148,3 +148,59 @@ def test_api_page_shows_plots_registry_once():
     (package,) = [b for b in blocks if b.startswith("::: posenc_ref.plots\n")]
     assert "members: [SITE_FIGURES, site_figure, render_svg]" in package
     assert "::: posenc_ref.plots.absolute\n    options:\n      heading_level: 3" in blocks
+
+
+def test_search_index_turns_tex_into_text():
+    """Formulas in the search index read as text; code keeps its backslashes and dollars."""
+    search = _hook("search_index")
+    text = (
+        r"<p>The angle \(\omega_i = n^{-2i/d}\) and</p> \[\begin{equation} \lVert PE(t+k)"
+        r" \rVert = \sqrt{d - 2\sum_{i} \cos(k\,\omega_i)} \label{eq:x} \end{equation}\]"
+        r" from \(\eqref{eq:x}\), \(a &lt; b\) <pre><code>re.sub(r'\d+', '', '\(x\)')</code></pre>"
+    )
+    clean = search.clean_text(text)
+    prose = clean.split("<pre>")[0]
+    assert r"\begin" not in prose and r"\label" not in prose and r"\(" not in prose
+    assert "ω_i = n^(-2i/d)" in clean
+    assert "‖ PE(t+k) ‖ = √(d - 2Σ_i cos (k ω_i))" in clean
+    assert "a &lt; b" in clean  # still HTML, still escaped
+    assert r"<pre><code>re.sub(r'\d+', '', '\(x\)')</code></pre>" in clean
+    assert search.tex_to_text(r"\frac{\ln s}{\ln L_0}") == "(ln s)/(ln L_0)"
+    assert search.clean_text("costs $5 and $6") == "costs $5 and $6"  # a dollar is text ...
+    assert search.clean_text("a $x_1$ b", dollars=True) == "a x_1 b"  # ... except in notebooks
+
+
+def test_alt_text_placeholders_are_filled_or_fail(monkeypatch):
+    """Alt-text placeholders come from the figure's FACTS; an unknown one fails the build."""
+    from mkdocs.exceptions import PluginError
+
+    alt_text = _hook("alt_text")
+    monkeypatch.setitem(alt_text.FACTS, "demo.svg", lambda pkg: {"top": "12.6"})
+    alt_text._cache.clear()
+    page = "![falls to {top} at\ndistance 50](figures/demo.svg) and ![no numbers](figures/x.svg)"
+    assert alt_text.fill(page) == (
+        "![falls to 12.6 at\ndistance 50](figures/demo.svg) and ![no numbers](figures/x.svg)"
+    )
+    with pytest.raises(PluginError, match="known values"):
+        alt_text.fill("![{bottom}](figures/demo.svg)")
+    with pytest.raises(PluginError, match="no FACTS entry"):
+        alt_text.fill("![{top}](figures/unknown.svg)")
+
+
+def test_alt_text_facts_match_the_figures_they_describe():
+    """A few facts recomputed independently: the decay bound at 50, T5's last-bucket distance."""
+    import math
+
+    alt_text = _hook("alt_text")
+    alt_text._cache.clear()
+    decay = alt_text.facts("rope_decay.svg")
+    pairs = [10000.0 ** (-2 * i / 128) for i in range(64)]
+    partial, total = 0j, 0.0
+    for w in pairs:
+        partial += complex(math.cos(50 * w), math.sin(50 * w))
+        total += abs(partial)
+    assert decay["at_50"] == f"{total / 64:.1f}" == "12.6"
+    # T5 (32 buckets, max_distance 128, bidirectional: N = 16, e = 8): the floor of the log
+    # formula reaches N - 1 at e * (D / e) ** ((N - e - 1) / (N - e)) = 90.5.
+    flat = math.ceil(8 * (128 / 8) ** (7 / 8))
+    assert alt_text.facts("t5_buckets.svg")["bidirectional_flat"] == str(flat) == "91"
