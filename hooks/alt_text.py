@@ -215,6 +215,34 @@ def _bench_accuracy(pkg) -> dict[str, str]:
     }
 
 
+def _check_hf_error(pkg) -> dict[str, str]:
+    import numpy as np
+
+    from posenc_ref.plots import hf_rope_error_fns, rope_error_curves
+
+    curves = rope_error_curves(*hf_rope_error_fns())
+    hf, ours = curves["errors"].values()  # HF first, as the figure's legend lists them
+    return {
+        "last_position": f"{int(curves['positions'][-1]):,}",
+        "hf_first": _sci(float(hf[0])),
+        "hf_last": _sci(float(hf[-1])),
+        "ours": _sci(float(ours.max())),
+        "margin": f"{float(np.median(curves['allowance'] / hf)):.0f}",
+    }
+
+
+def _check_inspect_llama31(pkg) -> dict[str, str]:
+    from posenc_ref.models import released_config, rope_spec
+
+    spec = rope_spec(released_config("Llama 3.1"))
+    return {
+        "base": f"{spec.base:g}",
+        "factor": f"{spec.factor:g}",
+        "original": str(spec.original_max_len),
+        "max_len": str(spec.max_len),
+    }
+
+
 FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "heatmap_10x4_base100.svg": _heatmap_10x4,
     "heatmap_128x8.svg": _heatmap_128x8,
@@ -231,6 +259,8 @@ FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "context_extension.svg": _context_extension,
     "angle_precision.svg": _angle_precision,
     "bench_accuracy.svg": _bench_accuracy,
+    "check_hf_error.svg": _check_hf_error,
+    "check_inspect_llama31.svg": _check_inspect_llama31,
 }
 
 _cache: dict[str, dict[str, str]] = {}

@@ -40,7 +40,9 @@ from .absolute import (
 from .check import (
     error_positions,
     hf_rope_error,
+    hf_rope_error_fns,
     llama31_wavelengths,
+    rope_error_curves,
     rope_error_plot,
     spec_wavelengths,
 )
@@ -121,7 +123,9 @@ __all__ = [
     "angle_precision_data",
     "angle_precision",
     "error_positions",
+    "rope_error_curves",
     "rope_error_plot",
+    "hf_rope_error_fns",
     "hf_rope_error",
     "spec_wavelengths",
     "llama31_wavelengths",

@@ -20,7 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "error_positions",
+    "rope_error_curves",
     "rope_error_plot",
+    "hf_rope_error_fns",
     "hf_rope_error",
     "spec_wavelengths",
     "llama31_wavelengths",
@@ -35,6 +37,51 @@ def error_positions(max_log2: int = 20, per_octave: int = 4) -> torch.Tensor:
     return torch.unique(torch.round(2.0**exponents).to(torch.int64))
 
 
+def rope_error_curves(
+    fns: Mapping[str, Callable],
+    reference: RotaryEmbedding,
+    positions: torch.Tensor | None = None,
+) -> dict[str, object]:
+    r"""What :func:`rope_error_plot` draws, as numbers: each ``fn``'s error and the allowances.
+
+    Parameters
+    ----------
+    fns
+        Label to ``fn(q, k, positions) -> (q_rot, k_rot)``.
+    reference
+        A :class:`~posenc_ref.RotaryEmbedding`.
+    positions
+        1-D integer positions (default :func:`error_positions`).
+
+    Returns
+    -------
+    dict
+        ``positions`` (``(P,)`` int64), ``errors`` (label to the ``(P,)`` float64 array of
+        :func:`posenc_ref.testing.rope_error`: the largest error relative to the pair's norm),
+        ``allowance`` (``(P,)``: the float32-angle allowance of
+        :func:`posenc_ref.testing.assert_rope_equal`, its largest value over the pairs plus the
+        8 float32 roundings) and ``rounding`` (the allowance without the angle term, a float).
+    """
+    import torch
+
+    from ..testing import rope_error
+    from ..testing._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
+
+    positions = error_positions() if positions is None else positions
+    errors = {label: rope_error(fn, reference, positions).numpy() for label, fn in fns.items()}
+    omega = reference.frequencies(int(positions.max()) + 1).inv_freq
+    m = positions.to(torch.float64)[:, None]
+    u32 = UNIT_ROUNDOFF[torch.float32]
+    angle = ANGLE_MARGIN * u32 * m * omega * (torch.log(1 / omega) + ANGLE_ULPS)
+    rounding = OUTPUT_ROUNDINGS * u32
+    return {
+        "positions": positions.numpy(),
+        "errors": errors,
+        "allowance": (rounding + angle.amax(dim=1)).numpy(),
+        "rounding": rounding,
+    }
+
+
 def rope_error_plot(
     fns: Mapping[str, Callable],
     reference: RotaryEmbedding,
@@ -46,6 +93,7 @@ def rope_error_plot(
     norm); the dashed line is the float32-angle allowance of
     :func:`posenc_ref.testing.assert_rope_equal` at each position (its largest value over the
     pairs, plus the 8 float32 roundings), the dotted one the allowance without the angle term.
+    The numbers come from :func:`rope_error_curves`.
 
     Parameters
     ----------
@@ -60,28 +108,19 @@ def rope_error_plot(
     -------
     matplotlib.figure.Figure
     """
-    import torch
-
-    from ..testing import rope_error
-    from ..testing._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
-
+    curves = rope_error_curves(fns, reference, positions)
+    x = curves["positions"]
     plt = _pyplot()
-    positions = error_positions() if positions is None else positions
     fig, ax = plt.subplots(figsize=(7.5, 4.3))
     markers = iter("os^vD")
-    for label, fn in fns.items():
-        error = rope_error(fn, reference, positions).numpy()
+    for label, error in curves["errors"].items():
         style = next(markers) + "-"
-        ax.loglog(positions.numpy(), error.clip(min=1e-10), style, ms=3, lw=1, label=label)
-    omega = reference.frequencies(int(positions.max()) + 1).inv_freq
-    m = positions.to(torch.float64)[:, None]
-    u32 = UNIT_ROUNDOFF[torch.float32]
-    angle = ANGLE_MARGIN * u32 * m * omega * (torch.log(1 / omega) + ANGLE_ULPS)
-    rounding = OUTPUT_ROUNDINGS * u32
-    allowance = (rounding + angle.amax(dim=1)).numpy()
+        ax.loglog(x, error.clip(min=1e-10), style, ms=3, lw=1, label=label)
     accepted = "allowed (float32 angles accepted)"
-    ax.loglog(positions.numpy(), allowance, color="0.35", lw=1, ls="--", label=accepted)
-    ax.axhline(rounding, color="0.35", lw=1, ls=":", label="allowed (float32_angles=False)")
+    ax.loglog(x, curves["allowance"], color="0.35", lw=1, ls="--", label=accepted)
+    ax.axhline(
+        curves["rounding"], color="0.35", lw=1, ls=":", label="allowed (float32_angles=False)"
+    )
     ax.set_xlabel("position")
     ax.set_ylabel("largest error / pair norm")
     ax.set_title(
@@ -115,15 +154,17 @@ def _hf_apply(head_dim: int, base: float) -> Callable:
     return fn
 
 
-def hf_rope_error(head_dim: int = 128, base: float = 10000.0) -> Figure:
-    """HF transformers' ``apply_rotary_pos_emb`` and posenc_ref's functions, error per position.
+def hf_rope_error_fns(head_dim: int = 128, base: float = 10000.0) -> tuple[dict, RotaryEmbedding]:
+    """HF transformers' rotation and posenc_ref's pure functions, and the float64 reference.
 
-    Both against the float64 reference in the half layout, drawn by :func:`rope_error_plot`.
-    Needs transformers (the ``peers`` extra).
+    The inputs of :func:`hf_rope_error` (and of the numbers its alt text states, through
+    :func:`rope_error_curves`). Needs transformers (the ``peers`` extra).
 
     Returns
     -------
-    matplotlib.figure.Figure
+    tuple
+        (label to ``fn(q, k, positions)``, the reference :class:`~posenc_ref.RotaryEmbedding`
+        in the half layout).
     """
     from ..absolute import inv_freq
     from ..rope import RotaryEmbedding, apply_rope, rope_cos_sin
@@ -139,7 +180,20 @@ def hf_rope_error(head_dim: int = 128, base: float = 10000.0) -> Figure:
         "HF transformers (float32 angles)": _hf_apply(head_dim, base),
         "posenc_ref rope_cos_sin + apply_rope (float64 angles)": ours,
     }
-    return rope_error_plot(fns, reference)
+    return fns, reference
+
+
+def hf_rope_error(head_dim: int = 128, base: float = 10000.0) -> Figure:
+    """HF transformers' ``apply_rotary_pos_emb`` and posenc_ref's functions, error per position.
+
+    Both against the float64 reference in the half layout (:func:`hf_rope_error_fns`), drawn
+    by :func:`rope_error_plot`. Needs transformers (the ``peers`` extra).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    return rope_error_plot(*hf_rope_error_fns(head_dim, base))
 
 
 @site_figure("check_hf_error.svg")

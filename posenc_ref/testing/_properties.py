@@ -1,8 +1,8 @@
 r"""Properties every RoPE implementation must have, checked on the user's ``fn`` directly.
 
 No reference is needed: each check compares ``fn`` with itself. The four properties are the
-ones the site derives: attention scores depend only on the offset :math:`m - n`, rotations keep
-norms (times the attention factor), :math:`R(m)R(n) = R(m + n)`, and the two pair layouts are
+ones the site derives: attention scores depend only on the offset :math:`p - m`, rotations keep
+norms (times the attention factor), :math:`R(k)R(m) = R(m + k)`, and the two pair layouts are
 one function up to a permutation. They hold for every frequency vector, so they catch bugs a
 reference comparison attributes to other causes (a table that is not a rotation, a cache that
 drifts) and need no knowledge of the base or the scaling method.
@@ -96,14 +96,14 @@ def assert_relative_property(
     atol: float = 0.0,
     seed: int = 0,
 ) -> None:
-    r"""Check that scores :math:`\langle R(m)q, R(n)k\rangle` depend only on :math:`m - n`.
+    r"""Check that scores :math:`\langle R(m)q, R(p)k\rangle` depend only on :math:`p - m`.
 
     Explained on the site: [properties](check.md#check-properties).
 
     One query vector and one key vector are rotated at every position of ``positions`` (default
     16 consecutive positions from each of 0, 4096 and 100000) in one call each; every pair of
     positions with the same offset must give the same score, within
-    :math:`a^2\lVert q\rVert\lVert k\rVert(2r + 8u_{32}(m + n))` (:math:`r` = ``rtol``, by
+    :math:`a^2\lVert q\rVert\lVert k\rVert(2r + 8u_{32}(m + p))` (:math:`r` = ``rtol``, by
     default 8 unit roundoffs of ``dtype``; the second term, float32 angles, dropped with
     ``float32_angles=False``) plus ``atol``.
 
@@ -240,7 +240,7 @@ def assert_composition(
     atol: float = 0.0,
     seed: int = 0,
 ) -> None:
-    r"""Check :math:`R(s)\,R(m)\,x = R(m + s)\,x` (and :math:`R(0)x = x` with ``shift=0``).
+    r"""Check :math:`R(k)\,R(m)\,x = R(m + k)\,x` (and :math:`R(0)x = x` with ``shift=0``).
 
     Explained on the site: [properties](check.md#check-properties).
 
@@ -248,7 +248,7 @@ def assert_composition(
     every vector), and compared with one rotation at ``positions + shift``; divided by
     :math:`a` once, since two rotations carry :math:`a^2`. Holds when the frequencies do not
     depend on the call (for dynamic NTK and LongRoPE, keep every position inside the original
-    context). Allowed per coordinate: :math:`a\lVert x\rVert(3r + 8u_{32}(2m + 2s))` plus
+    context). Allowed per coordinate: :math:`a\lVert x\rVert(3r + 8u_{32}(2m + 2k))` plus
     ``atol``.
 
     Parameters
@@ -260,7 +260,7 @@ def assert_composition(
     positions
         1-D integer positions :math:`m`.
     shift
-        :math:`s \ge 0`.
+        The offset :math:`k \ge 0`.
     attention_factor, dtype, float32_angles, rtol, atol, seed
         As for :func:`assert_relative_property`.
 

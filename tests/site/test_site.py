@@ -178,7 +178,6 @@ _ALT_IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>figures/[^)\s]+)\)")
 _MEASURED = re.compile(r"\d+\.\d+|\d(?:\.\d+)?e[-+]?\d+|10\^\d+")
 _ALT_NOT_YET = {
     # page: why it is not checked yet (remove the entry once its alt texts use placeholders)
-    "check.md": "check_hf_error.svg states 1e-7 and 1e-2: the kit's page, reported to its owner",
     "models.md": "zoo_wavelengths.svg states 10^8: the reader's page, reported to its owner",
 }
 
