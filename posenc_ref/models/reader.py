@@ -1,0 +1,779 @@
+r"""The one reader: any transformers config -> :class:`~posenc_ref.models.RopeSpec`.
+
+It reads every config by transformers' own conventions (``rope_parameters`` or the legacy
+``rope_theta`` + ``rope_scaling``; the head width from ``head_dim``, else ``hidden_size /
+num_attention_heads``; ``partial_rotary_factor``; one RoPE dict per layer type). Everything else
+comes from two tables: the rope type's entry (:data:`~posenc_ref.models.ROPE_TYPES`: the keys it
+reads and the transform it is) and the family's row (:data:`~posenc_ref.models.FAMILIES`: what
+its code decides and its config does not say). There is no per-family or per-type branch here.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+from .._checks import check_int, check_layout, check_positive_float
+from .families import FAMILIES, NO_ROPE, TEXT_MODEL_TYPES, Family, family_keys, keys_read_by
+from .rope_types import COMMON_KEYS, ROPE_TYPES, TypeArgs
+from .spec import RopeSpec
+
+__all__ = ["rope_spec", "layer_specs", "NoRopeError", "TABLE_TRANSFORMERS_VERSION"]
+
+# The transformers release every row of the tables was proven against (tests/test_models_hf.py
+# and the sweep run each family's own code).
+TABLE_TRANSFORMERS_VERSION = "5.23"
+
+_MROPE_KEYS = frozenset({"mrope_section", "mrope_interleaved"})
+# RoPE-related keys of configs that run custom code (not transformers): known, not implemented.
+_NOT_IMPLEMENTED_KEYS = {
+    "rope_ratio": "ChatGLM's base multiplier (custom code)",
+    "use_dynamic_ntk": "Qwen (1.x) custom-code dynamic NTK",
+    "use_logn_attn": "Qwen (1.x) custom-code log-n attention scaling",
+    "rope_scaling_type": "a custom-code scaling switch",
+}
+_NOT_IMPLEMENTED_TYPES = {"axial": "2-D (axial) RoPE of vision encoders"}
+# Integers a config can hold as lengths: beyond 2**53 a ratio of two lengths is no longer exact
+# in float64, and positions that far are past every table (a position is an int64).
+_MAX_LENGTH = 2**53
+
+
+class NoRopeError(ValueError):
+    """The config's model uses no RoPE at all (it is not an unknown family).
+
+    ``model_type`` names the family and ``reason`` says what the model does instead, as far as
+    posenc_ref knows (learned absolute positions, ALiBi, relative buckets, no positions at all).
+    :func:`posenc_ref.models.rope_spec` raises it; a caller that explains every positional
+    encoding catches it.
+    """
+
+    def __init__(self, model_type: str | None, reason: str) -> None:
+        self.model_type = model_type
+        self.reason = reason
+        super().__init__(f"model_type {model_type!r} uses no RoPE: {reason}")
+
+
+# --------------------------------------------------------------------------- plain values
+
+
+def _show(value: object) -> str:
+    """A value for an error message (a 5,000-digit integer is described, not printed)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        digits = len(str(abs(int(value)))) if abs(int(value)) < 10**100 else None
+        if digits is None:
+            return f"an integer of about {int(value).bit_length() * 0.30103:.0f} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _name(what: str, value: object) -> str:
+    """A name-valued entry (model_type, rope_type, a layer type): a string, or raise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, got {type(value).__name__} {_show(value)}")
+    return value
+
+
+def _length(name: str, value: object, minimum: int = 1) -> int:
+    """A length or width from a config: an integer (an integral float is accepted) in range."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if abs(value) >= _MAX_LENGTH:
+            raise ValueError(f"{name} must be an integer below 2**53, got {value!r}")
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {_show(value)}")
+    if value >= _MAX_LENGTH:
+        raise ValueError(
+            f"{name} must be an integer below 2**53 (positions are int64 and lengths enter "
+            f"float64 ratios), got {_show(value)}"
+        )
+    return check_int(name, int(value), minimum=minimum)
+
+
+def _real(name: str, value: object) -> float:
+    """A positive finite real from a config (a huge integer is a clear ValueError)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if abs(int(value)) >= 2**1000:
+            raise ValueError(f"{name} must be a finite number, got {_show(value)}")
+    return check_positive_float(name, value)
+
+
+def _plain(config: object) -> dict[str, Any]:
+    """The config as a top-level dict (only the parts read are copied, later)."""
+    if isinstance(config, Mapping):
+        return dict(config)
+    to_dict = getattr(config, "to_dict", None)
+    if callable(to_dict):  # a transformers PreTrainedConfig (never imported here)
+        return dict(to_dict())
+    raise TypeError(
+        "config must be a dict (the contents of config.json) or a transformers config object, "
+        f"got {type(config).__name__}"
+    )
+
+
+def _copy(value: object, where: str) -> Any:
+    """A copy of a (JSON-like) value; nesting past what Python can walk is a clear error."""
+    try:
+        if isinstance(value, Mapping):
+            return {key: _copy(item, where) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [_copy(item, where) for item in value]
+    except RecursionError:
+        raise ValueError(f"{where} is nested too deeply to be a model config") from None
+    return value
+
+
+def _same(name: str, first: object, second: object, where: tuple[str, str]) -> object:
+    """Return the value given in one or both places; raise if both give different values."""
+    if first is None:
+        return second
+    if second is not None and first != second:
+        raise ValueError(
+            f"inconsistent {name}: {where[0]} gives {_show(first)} but {where[1]} gives "
+            f"{_show(second)}"
+        )
+    return first
+
+
+# --------------------------------------------------------------------------- the language model
+
+
+def _language_config(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The language model's config (multimodal configs keep it under ``text_config``)."""
+    model_type = config.get("model_type")
+    if model_type is not None:
+        _name("model_type", model_type)
+    text = config.get("text_config")
+    if text is None:
+        return config, model_type
+    if not isinstance(text, Mapping):
+        to_dict = getattr(text, "to_dict", None)
+        if not callable(to_dict):
+            raise TypeError(
+                "text_config must be a dict (the language model's config), got "
+                f"{type(text).__name__} {_show(text)}"
+            )
+        text = to_dict()
+    text = dict(text)
+    for key in ("rope_theta", "rope_scaling", "rope_parameters"):
+        if config.get(key) is not None and text.get(key) is not None:
+            _same(key, text[key], config[key], ("text_config", "the top level"))
+        elif config.get(key) is not None:
+            text[key] = config[key]
+    inner = text.get("model_type")
+    if inner is not None:
+        _name("text_config.model_type", inner)
+    return text, inner or model_type
+
+
+# --------------------------------------------------------------------------- the family
+
+
+def _installed_transformers() -> tuple[str | None, set[str]]:
+    """The installed transformers' version and model types (empty when it is not installed)."""
+    try:
+        import transformers
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    except Exception:  # noqa: BLE001 (absent or broken: either way, not a source of facts)
+        return None, set()
+    return transformers.__version__, set(CONFIG_MAPPING_NAMES)
+
+
+def _unknown_family(model_type: str | None) -> ValueError:
+    version, types = _installed_transformers()
+    if model_type is None:
+        where = "the config has no model_type"
+    elif model_type in types:
+        where = (
+            f"model_type {model_type!r} is defined by the installed transformers {version}, but "
+            f"posenc_ref's family table (proven against transformers "
+            f"{TABLE_TRANSFORMERS_VERSION}) has no entry for it"
+        )
+    else:
+        installed = f"transformers {version}" if version else "transformers (not installed)"
+        where = (
+            f"model_type {model_type!r} is neither in posenc_ref's family table nor in {installed}"
+        )
+    return ValueError(
+        f"{where}: which coordinates pair, how many rotate and which layers rotate are decided "
+        "by a family's code, not by its config, so posenc_ref needs the family's entry in "
+        "posenc_ref.models.FAMILIES (posenc_ref/models/families.py). If the code rotates the "
+        "first int(head_dim * partial_rotary_factor) coordinates of every layer's head and "
+        "nothing else, pass layout='half' (HF's rotate_half) or layout='interleaved' (pairs "
+        "2i, 2i+1) and check the result against the model with posenc_ref.testing"
+    )
+
+
+def _family_of(model_type: str | None, layout: str | None) -> tuple[Family, str | None]:
+    key = TEXT_MODEL_TYPES.get(model_type, model_type) if model_type else None
+    if key in NO_ROPE:
+        raise NoRopeError(model_type, NO_ROPE[key])
+    family = FAMILIES.get(key) if key else None
+    if family is None:
+        if layout is None:
+            raise _unknown_family(model_type)
+        return Family(layout=check_layout(layout), source="layout= given by the caller"), key
+    if layout is not None and check_layout(layout) != family.layout:
+        raise ValueError(
+            f"layout={layout!r} contradicts {key}'s code, which pairs coordinates "
+            f"{family.layout!r} ({family.source})"
+        )
+    return family, key
+
+
+def _refuse_other_families_keys(config: Mapping[str, Any], family: Family, model_type) -> None:
+    """A key some family's code reads but this family's does not: never silently ignored."""
+    own = family_keys(family)
+    for key, readers in keys_read_by().items():
+        if key in own or config.get(key) in (None, False):
+            continue
+        how = "; ".join(f"{', '.join(names)}: {meaning}" for meaning, names in readers.items())
+        whose = f"{model_type!r}'s" if model_type else "this config's"
+        hint = ""
+        if FAMILIES.get(model_type) is None:
+            hint = (
+                " (model_type is not in the family table, so posenc_ref cannot know whether its "
+                "code reads it; if the model runs one of those families' code, give that "
+                "model_type)"
+            )
+        raise ValueError(f"{key} is read by {how}; not by {whose} code{hint}")
+
+
+def _layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[str, Any]:
+    """The per_layer_config of transformers (layer index -> keys it overrides), for a type."""
+    per_layer = config.get("per_layer_config")
+    if not per_layer:
+        return {}
+    if not isinstance(per_layer, Mapping):
+        raise TypeError(
+            f"per_layer_config must be a dict of layer index -> keys, got {_show(per_layer)}"
+        )
+    types = config.get("layer_types")
+    found: list[dict[str, Any]] = []
+    for index, overrides in per_layer.items():
+        try:
+            layer = int(index)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"per_layer_config keys must be layer indices, got {_show(index)}"
+            ) from None
+        if not isinstance(overrides, Mapping):
+            raise TypeError(f"per_layer_config[{index!r}] must be a dict, got {_show(overrides)}")
+        if types is None or not 0 <= layer < len(types):
+            raise ValueError(
+                f"per_layer_config names layer {layer}, which layer_types does not have"
+            )
+        if types[layer] == layer_type:
+            found.append(dict(overrides))
+    if not found:
+        return {}
+    if any(f != found[0] for f in found) or len(found) != list(types).count(layer_type):
+        raise ValueError(
+            f"per_layer_config gives the {layer_type!r} layers different values; posenc_ref reads "
+            "one RoPE per layer type"
+        )
+    return found[0]
+
+
+# --------------------------------------------------------------------------- the RoPE dict
+
+
+def _is_nested(rope: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
+    """One RoPE dict per layer type (transformers' rule: keys that are the config's layer types)."""
+    if not rope:
+        return False
+    known = COMMON_KEYS | _MROPE_KEYS | frozenset().union(*(t.keys for t in ROPE_TYPES.values()))
+    return all(
+        key not in known and (value is None or isinstance(value, Mapping))
+        for key, value in rope.items()
+    )
+
+
+def _meaning(rope: Mapping[str, Any], family: Family, where: str) -> dict[str, Any]:
+    """A RoPE dict compared by what it means: one spelling of the type, legacy names mapped."""
+    out = dict(rope)
+    names = [out.pop("rope_type", None), out.pop("type", None)]
+    given = []
+    for label, name in zip((f"{where}['rope_type']", f"{where}['type']"), names, strict=True):
+        if name is not None:
+            given.append(family.legacy_types.get(_name(label, name), name))
+    if len(given) == 2 and given[0] != given[1]:
+        raise ValueError(
+            f"inconsistent rope_type {names[0]!r} and type {names[1]!r} in {where} (they mean "
+            f"{given[0]!r} and {given[1]!r})"
+        )
+    out["rope_type"] = given[0] if given else "default"
+    return out
+
+
+def _rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], object]:
+    """The RoPE dict (or the dict of per-layer-type dicts) and the top-level base."""
+    parameters = config.get("rope_parameters")
+    scaling = config.get("rope_scaling")
+    for name, value in (("rope_parameters", parameters), ("rope_scaling", scaling)):
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(f"{name} must be a dict or null, got {_show(value)}")
+    parameters = _copy(parameters, "rope_parameters") or {}
+    scaling = _copy(scaling, "rope_scaling") or {}
+    if parameters and scaling:
+        # The same RoPE may be written both ways (a transformers object keeps the old
+        # rope_scaling next to rope_parameters): compare what they mean, not how they are spelled.
+        if _is_nested(parameters, config) or _is_nested(scaling, config):
+            same = parameters == scaling
+        else:
+            a = _meaning(parameters, family, "rope_parameters")
+            b = _meaning(scaling, family, "rope_scaling")
+            theta = _same("rope_theta", a.pop("rope_theta", None), b.pop("rope_theta", None),
+                          ("rope_parameters", "rope_scaling"))  # fmt: skip
+            same = a == b
+            if same and theta is not None:
+                parameters = {**parameters, "rope_theta": theta}
+        if not same:
+            raise ValueError(
+                f"inconsistent rope_parameters {_show(parameters)} and rope_scaling "
+                f"{_show(scaling)}: they mean different RoPEs; give one (transformers >= 5 "
+                "writes rope_parameters)"
+            )
+    rope = parameters or scaling
+    top_theta = config.get("rope_theta")
+    for legacy, spec in family.legacy_keys.items():
+        if spec.quantity == "rope_theta" and config.get(legacy) is not None:
+            top_theta = _same("rope_theta", top_theta, config[legacy], ("rope_theta", legacy))
+    return rope, top_theta
+
+
+def _choose_layer_type(
+    rope: dict[str, Any], top_theta: object, config: dict[str, Any], family: Family,
+    layer_type: str | None,
+) -> tuple[dict[str, Any], str | None]:  # fmt: skip
+    """The one RoPE dict that applies (with rope_theta filled in), and the layer type."""
+    if layer_type is not None:
+        _name("layer_type", layer_type)
+    if family.per_layer_theta is not None and not _is_nested(rope, config):
+        # Gemma 3's older form: rope_theta and rope_scaling for full attention,
+        # rope_local_base_freq for the sliding-window layers.
+        full = dict(rope) if rope else {"rope_type": "default"}
+        full.setdefault("rope_theta", top_theta)
+        rope = {
+            "full_attention": full,
+            "sliding_attention": {
+                "rope_type": "default",
+                "rope_theta": config.get(family.local_base_key),
+            },
+        }
+        top_theta = None
+
+    if _is_nested(rope, config):
+        if layer_type is None:
+            raise ValueError(
+                f"this config has one RoPE per layer type ({', '.join(rope)}): pass layer_type="
+            )
+        if layer_type not in rope:
+            raise ValueError(
+                f"layer_type {layer_type!r} is not in the config's per-layer RoPE "
+                f"({', '.join(rope)})"
+            )
+        chosen = rope[layer_type]
+        if chosen is None:
+            raise ValueError(f"layer type {layer_type!r} has no RoPE (its rope_parameters is null)")
+        chosen = dict(chosen)
+        if chosen.get("rope_theta") is None:
+            default = family.theta_default(layer_type)
+            chosen["rope_theta"] = top_theta if top_theta is not None else default
+        elif top_theta is not None and family.per_layer_theta is None:
+            _same(
+                "rope_theta", chosen["rope_theta"], top_theta, ("rope_parameters", "the top level")
+            )
+        return chosen, layer_type
+
+    if layer_type is not None:
+        types = config.get("layer_types")
+        if types is None:
+            raise ValueError(
+                f"layer_type={layer_type!r}, but this config has one RoPE for every layer and no "
+                "layer_types: leave layer_type out"
+            )
+        if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+            raise TypeError(f"layer_types must be a list of strings, got {_show(types)}")
+        if layer_type not in types:
+            raise ValueError(
+                f"layer_type {layer_type!r} is not one of the config's layer_types "
+                f"({', '.join(sorted(set(types)))})"
+            )
+    rope = dict(rope)
+    theta = _same(
+        "rope_theta", rope.get("rope_theta"), top_theta, ("the RoPE dict", "the top level")
+    )
+    rope["rope_theta"] = family.theta_default(layer_type) if theta is None else theta
+    return rope, layer_type
+
+
+# --------------------------------------------------------------------------- widths
+
+
+def _head_dim(config: Mapping[str, Any], family: Family, model_type, layer_type) -> int:
+    key = family.layer_head_dim_keys.get(layer_type, family.head_dim_key) if layer_type else (
+        family.head_dim_key
+    )  # fmt: skip
+    value = config.get(key)
+    if value is not None:
+        return _length(key, value)
+    hidden, heads = config.get("hidden_size"), config.get("num_attention_heads")
+    if key == "head_dim" and hidden is not None and heads is not None:
+        hidden = _length("hidden_size", hidden)
+        heads = _length("num_attention_heads", heads)
+        if hidden % heads:
+            raise ValueError(
+                f"hidden_size={hidden} is not a multiple of num_attention_heads={heads}; "
+                "give head_dim"
+            )
+        return hidden // heads
+    raise ValueError(
+        f"the config gives no {key!r}"
+        + (
+            " and no hidden_size / num_attention_heads to derive it from"
+            if key == "head_dim"
+            else ""
+        )
+        + f" (model_type {model_type!r})"
+    )
+
+
+def _legacy(config: Mapping[str, Any], family: Family, quantity: str, head_dim: int):
+    """The value of ``quantity`` given by the family's legacy keys (or None)."""
+    value = None
+    for legacy, (meaning, convert, _text) in family.legacy_keys.items():
+        if meaning == quantity and config.get(legacy) is not None:
+            given = config[legacy]
+            if convert is not None:
+                given = convert(_real(legacy, given), head_dim)
+            value = _same(quantity, value, given, (quantity, legacy))
+    return value
+
+
+def _rotary_dim(
+    config: Mapping[str, Any], rope: Mapping[str, Any], family: Family, head_dim: int,
+    full_width: bool,
+) -> tuple[int, float]:  # fmt: skip
+    """``(rotary_dim, partial factor)`` by HF's rule ``int(head_dim * partial_rotary_factor)``."""
+    partial = _same(
+        "partial_rotary_factor",
+        rope.get("partial_rotary_factor"),
+        config.get("partial_rotary_factor"),
+        ("the RoPE dict", "the top level"),
+    )
+    partial = _same(
+        "partial_rotary_factor",
+        partial,
+        _legacy(config, family, "partial_rotary_factor", head_dim),
+        ("partial_rotary_factor", "the family's legacy key"),
+    )  # fmt: skip
+    absolute = _legacy(config, family, "rotary_dim", head_dim)
+    if absolute is not None:  # GPT-J, CodeGen: an absolute width (the whole head when null)
+        if partial is not None:
+            raise ValueError("give rotary_dim or partial_rotary_factor, not both")
+        rotary = _length("rotary_dim", absolute)
+        if rotary > head_dim or rotary % 2:
+            raise ValueError(f"rotary_dim={rotary} must be even and <= head_dim={head_dim}")
+        return rotary, rotary / head_dim
+    partial = family.default_partial if partial is None else _real("partial_rotary_factor", partial)
+    if partial > 1:
+        raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial!r}")
+    if full_width:
+        return head_dim, partial
+    rotary = int(head_dim * partial)
+    if rotary < 2 or rotary % 2:
+        raise ValueError(
+            f"partial_rotary_factor={partial!r} gives rotary_dim=int({head_dim} * {partial}) "
+            f"= {rotary}, which must be even and >= 2"
+        )
+    return rotary, partial
+
+
+# --------------------------------------------------------------------------- layers
+
+
+def _layer_count(config: Mapping[str, Any]) -> int | None:
+    value = config.get("num_hidden_layers")
+    return None if value is None else _length("num_hidden_layers", value)
+
+
+def _layers_of(config: Mapping[str, Any], family: Family, layer_type: str | None):
+    """``(layers using this RoPE or None, layers without RoPE)``."""
+    count = _layer_count(config)
+    rotating = None
+    if family.rope_layers is not None:
+        rotating = family.rope_layers(config, count)
+        if count is not None and len(rotating) != count:
+            raise ValueError(
+                f"the config lists {len(rotating)} layers with or without RoPE but has "
+                f"num_hidden_layers={count}"
+            )
+    types = config.get("layer_types")
+    if layer_type is None and rotating is None:
+        return None, ()
+    n = len(rotating) if rotating is not None else len(types or [])
+    layers = tuple(
+        i for i in range(n)
+        if (rotating is None or rotating[i])
+        and (layer_type is None or types is None or types[i] == layer_type)
+    )  # fmt: skip
+    nope = tuple(i for i in range(n) if rotating is not None and not rotating[i])
+    return layers, nope
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+def rope_spec(
+    config: Mapping[str, Any] | object,
+    *,
+    layer_type: str | None = None,
+    layout: str | None = None,
+) -> RopeSpec:
+    r"""Read a model's RoPE from its config: widths, layout, base, frequencies, factors.
+
+    Explained on the site: [Model zoo](models.md); the methods themselves on
+    [Context extension](rope_scaling.md).
+
+    Accepts the contents of ``config.json`` as a dict, or a transformers config object (through
+    its ``to_dict()``; transformers is never imported here). Multimodal configs are read from
+    their ``text_config``. The config is read by transformers' conventions; what a family's
+    code decides and its config does not say comes from its row in
+    :data:`~posenc_ref.models.FAMILIES` (pair layout, where the rotary width comes from, the
+    defaults its config class fills in, layers without RoPE, a query scaling), and what a rope
+    type reads from its entry in :data:`~posenc_ref.models.ROPE_TYPES`. HF's rules are followed
+    where a config leaves something implicit: the rotary width is
+    ``int(head_dim * partial_rotary_factor)``; ``yarn`` and ``longrope`` derive ``factor`` from
+    ``max_position_embeddings / original_max_position_embeddings`` when it is absent;
+    ``yarn``'s attention factor is the explicit ``attention_factor``, else
+    ``g(s, mscale) / g(s, mscale_all_dim)`` when both are given, else ``0.1 ln s + 1``;
+    ``dynamic`` uses ``max_position_embeddings`` as its original length.
+
+    Parameters
+    ----------
+    config
+        The model's configuration.
+    layer_type
+        For configs with one RoPE per layer type (Gemma 3: ``"sliding_attention"``,
+        ``"full_attention"``): which one. For other configs, one of their ``layer_types`` or
+        nothing.
+    layout
+        Pair layout for a ``model_type`` not in ``FAMILIES``; for a known family it must agree
+        with the family's code (or be left out).
+
+    Returns
+    -------
+    RopeSpec
+
+    Raises
+    ------
+    NoRopeError
+        The model uses no RoPE (a ``ValueError``).
+    ValueError
+        Unknown keys in the RoPE dict, inconsistent values (naming the key), widths that do not
+        fit, an unknown family without ``layout``, a key another family reads.
+    TypeError
+        A value of the wrong kind (a list where a name is expected, ...).
+    NotImplementedError
+        A RoPE key or type posenc_ref knows but does not implement.
+
+    Examples
+    --------
+    >>> spec = rope_spec({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32,
+    ...                   "partial_rotary_factor": 0.4, "rope_theta": 10000.0,
+    ...                   "max_position_embeddings": 2048})
+    >>> spec.head_dim, spec.rotary_dim, spec.layout, spec.rope_type
+    (80, 32, 'half', 'default')
+    """
+    config = _plain(config)
+    config, model_type = _language_config(config)
+    family, model_type = _family_of(model_type, layout)
+    config = family.resolve(config)  # aliases, then the config class's defaults
+    for key, what in _NOT_IMPLEMENTED_KEYS.items():
+        if config.get(key) not in (None, False):
+            raise NotImplementedError(f"{key} ({what}) is not implemented by posenc_ref")
+    _refuse_other_families_keys(config, family, model_type)
+    if layer_type is not None:
+        config = {**config, **_layer_overrides(config, _name("layer_type", layer_type))}
+
+    rope, top_theta = _rope_dicts(config, family)
+    rope, layer_type = _choose_layer_type(rope, top_theta, config, family, layer_type)
+    rope = _meaning(rope, family, "the RoPE dict")
+    rope_type = rope["rope_type"]
+    if rope_type in _NOT_IMPLEMENTED_TYPES:
+        raise NotImplementedError(
+            f"rope_type {rope_type!r} ({_NOT_IMPLEMENTED_TYPES[rope_type]}) is not implemented"
+        )
+    if rope_type not in ROPE_TYPES:
+        raise ValueError(f"unknown rope_type {rope_type!r}; known: {', '.join(ROPE_TYPES)}")
+    kind = ROPE_TYPES[rope_type]
+    allowed = COMMON_KEYS | kind.keys | family.rope_keys
+    allowed |= _MROPE_KEYS if family.mrope else frozenset()
+    unknown = sorted(set(rope) - allowed)
+    if unknown:
+        mrope_hint = ""
+        if set(unknown) & _MROPE_KEYS:
+            mrope_hint = f" ({model_type!r}'s code has no M-RoPE)"
+        raise ValueError(
+            f"RoPE key(s) {unknown} are not read by rope_type {rope_type!r}{mrope_hint}; it reads "
+            f"{sorted(allowed - {'type'})}"
+        )
+
+    if family.fixed_theta is not None:
+        if rope["rope_theta"] not in (None, family.fixed_theta):
+            raise ValueError(
+                f"{model_type}'s code fixes the base at {family.fixed_theta:g}; it reads no "
+                f"rope_theta (got {_show(rope['rope_theta'])})"
+            )
+        rope["rope_theta"] = family.fixed_theta
+    base = _real("rope_theta", rope["rope_theta"])
+    if base <= 1:
+        raise ValueError(f"rope_theta must be > 1, got {base!r}")
+    head_dim = _head_dim(config, family, model_type, layer_type)
+    rotary_dim, partial = _rotary_dim(config, rope, family, head_dim, kind.full_width)
+    max_len = config.get("max_position_embeddings")
+    max_len = None if max_len is None else _length("max_position_embeddings", max_len)
+    original = _same(
+        "original_max_position_embeddings",
+        rope.get("original_max_position_embeddings"),
+        config.get("original_max_position_embeddings"),
+        ("the RoPE dict", "the top level"),
+    )
+    if original is not None:
+        original = _length("original_max_position_embeddings", original)
+    for key in ("factor", "attention_factor", "mscale", "mscale_all_dim", "beta_fast",
+                "beta_slow", "low_freq_factor", "high_freq_factor"):  # fmt: skip
+        if rope.get(key) is not None:
+            _real(key, rope[key])  # a 5,000-digit number is a ValueError, never an OverflowError
+
+    read = kind.read(TypeArgs(rope, rotary_dim, head_dim, partial, base, max_len, original))
+
+    layout_used, output_layout = family.layout, family.output_layout
+    if family.layout_key is not None:
+        flag = config.get(family.layout_key, True)
+        if not isinstance(flag, bool):
+            raise TypeError(f"{family.layout_key} must be true or false, got {_show(flag)}")
+        layout_used = "interleaved" if flag else "half"
+        output_layout = "half"
+
+    softmax_scale = 1.0
+    if family.softmax_mscale and rope_type != "default" and rope.get("mscale_all_dim"):
+        # The MLA families multiply their softmax scale by g(s, mscale_all_dim)^2 (outside RoPE).
+        from ..rope_scaling import yarn_mscale
+
+        softmax_scale = (
+            yarn_mscale(read.factor, _real("mscale_all_dim", rope["mscale_all_dim"])) ** 2
+        )
+
+    section, interleaved = _mrope(rope, family, rotary_dim, model_type)
+    layers, nope_layers = _layers_of(config, family, layer_type)
+    query_scale = family.query_scale(config, rope) if family.query_scale else None
+    nope_query_scale = family.nope_query_scale(config) if family.nope_query_scale else None
+    nope_dim = 0
+    if family.nope_dim_key is not None and config.get(family.nope_dim_key) is not None:
+        nope_dim = _length(family.nope_dim_key, config[family.nope_dim_key], 0)
+
+    return RopeSpec(
+        head_dim=head_dim,
+        rotary_dim=rotary_dim,
+        layout=layout_used,
+        base=base,
+        rope_type=rope_type,
+        inv_freq=read.freqs.inv_freq,
+        attention_factor=float(read.freqs.attention_factor),
+        original_max_len=read.original_len,
+        max_len=max_len,
+        mrope_section=section,
+        mrope_interleaved=interleaved,
+        output_layout=output_layout or layout_used,
+        factor=read.factor,
+        scaling=read.scaling,
+        softmax_scale_factor=softmax_scale,
+        model_type=model_type,
+        layer_type=layer_type,
+        nope_dim=nope_dim,
+        query_scale=query_scale,
+        layers=layers,
+        nope_layers=nope_layers,
+        nope_query_scale=nope_query_scale if nope_layers else None,
+    )
+
+
+def _mrope(rope: Mapping[str, Any], family: Family, rotary_dim: int, model_type):
+    """M-RoPE sections (checked once, here, for the spec and the module alike)."""
+    if family.mrope is None:
+        return None, False
+    from ..mrope import mrope_pair_rows
+
+    raw = rope.get("mrope_section", family.default_mrope_section)
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)) or len(raw) != 3:
+        raise ValueError(f"mrope_section must be three pair counts, got {_show(raw)}")
+    section = tuple(_length(f"mrope_section[{j}]", n, 0) for j, n in enumerate(raw))
+    if sum(section) != rotary_dim // 2:
+        raise ValueError(
+            f"mrope_section {list(section)} sums to {sum(section)} pairs but the rotary part "
+            f"has rotary_dim // 2 = {rotary_dim // 2}"
+        )
+    interleaved = family.mrope == "interleaved"
+    flag = rope.get("mrope_interleaved")
+    if flag is not None and bool(flag) != interleaved:
+        raise ValueError(
+            f"mrope_interleaved={flag!r} contradicts {model_type}'s code, which assigns "
+            f"sections {family.mrope!r}"
+        )
+    mrope_pair_rows(section, interleaved=interleaved)  # the one check that a section can be dealt
+    return section, interleaved
+
+
+def layer_specs(
+    config: Mapping[str, Any] | object, *, layout: str | None = None
+) -> list[RopeSpec | None]:
+    """The RoPE of every layer of a model, in order: one :class:`RopeSpec` per layer, or ``None``.
+
+    ``None`` marks a layer without RoPE (SmolLM3's and Llama 4's NoPE layers, a layer type
+    whose ``rope_parameters`` is null). Layers of one layer type share one spec object. For a
+    config that says nothing about its layers (no ``num_hidden_layers``), the list has one
+    entry per layer type, in the order the types first appear.
+
+    Parameters
+    ----------
+    config
+        The model's configuration, as for :func:`rope_spec`.
+    layout
+        As for :func:`rope_spec`.
+
+    Returns
+    -------
+    list of RopeSpec or None
+    """
+    plain, _ = _language_config(_plain(config))
+    family, _ = _family_of(_language_config(_plain(config))[1], layout)
+    plain = family.resolve(plain)
+    types = plain.get("layer_types")
+    count = _layer_count(plain)
+    if types is not None:
+        if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+            raise TypeError(f"layer_types must be a list of strings, got {_show(types)}")
+        if count is not None and len(types) != count:
+            raise ValueError(f"layer_types has {len(types)} entries but num_hidden_layers={count}")
+    per_type: dict[str | None, RopeSpec | None] = {}
+    spec = None
+    if types is None:
+        spec = rope_spec(config, layout=layout)
+        if count is None:
+            return [spec]
+        return [None if i in spec.nope_layers else spec for i in range(count)]
+    out: list[RopeSpec | None] = []
+    for i, layer_type in enumerate(types):
+        if layer_type not in per_type:
+            try:
+                per_type[layer_type] = rope_spec(config, layer_type=layer_type, layout=layout)
+            except ValueError as error:
+                if "has no RoPE" not in str(error):
+                    raise
+                per_type[layer_type] = None
+        spec = per_type[layer_type]
+        out.append(None if spec is None or i in spec.nope_layers else spec)
+    return out if count is not None else [per_type[t] for t in dict.fromkeys(types)]
