@@ -95,6 +95,18 @@ class Family:
     rope_layers : callable or None
         ``(config, num_hidden_layers) -> list of bool``: which layers rotate (the others have no
         RoPE); ``None``: every layer of a RoPE layer type.
+    layer_types : callable or None
+        ``(config, num_hidden_layers) -> list of str``: the config class's ``layer_types`` when
+        the config has none (a pattern of sliding and full layers).
+    partial_of : tuple of str or None
+        MLA: the keys whose sum the partial factor multiplies in the family's rotary module
+        (``qk_rope_head_dim``; Mistral 4: ``qk_nope_head_dim`` + ``qk_rope_head_dim``); the
+        product must be the rope part's width.
+    ignored : dict
+        Keys the config class carries but the code never reads -> why that is harmless.
+    conflicts : dict
+        A (dotted) key the code never reads but a released config uses -> (the quantity it
+        looks like, why): refused where it differs from what the code does use.
     query_scale, nope_query_scale : callable or None
         ``(config[, rope dict]) -> QueryScale``: the query scaling of the rotating layers, of
         the layers without RoPE.
@@ -126,6 +138,10 @@ class Family:
     mrope_section: tuple[int, int, int] | None = None
     local_base_key: str | None = None
     rope_layers: Callable[[Mapping[str, Any], int | None], list[bool]] | None = None
+    layer_types: Callable[[Mapping[str, Any], int | None], list[str]] | None = None
+    partial_of: tuple[str, ...] | None = None
+    ignored: Mapping[str, str] = field(default_factory=dict)
+    conflicts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     query_scale: Callable[[Mapping[str, Any], Mapping[str, Any]], QueryScale | None] | None = None
     nope_query_scale: Callable[[Mapping[str, Any]], QueryScale | None] | None = None
     softmax_mscale: bool = False
@@ -172,6 +188,10 @@ class Family:
                 out[standard] = value
         for key, value in self.defaults.items():
             out.setdefault(key, value)
+        if out.get("layer_types") is None and self.layer_types is not None:
+            count = out.get("num_hidden_layers")
+            if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+                out["layer_types"] = self.layer_types(out, count)
         if (
             "head_dim" not in config
             and self.head_dim is not None
@@ -221,18 +241,72 @@ def _no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
     return [bool(v) for v in listed]
 
 
+def _layer_types(config: Mapping[str, Any]) -> list[str]:
+    types = config.get("layer_types")
+    if types is None:
+        raise ValueError(
+            "this family's layers rotate or not by layer type, and the config has no layer_types "
+            "(nor a pattern posenc_ref derives them from): give layer_types"
+        )
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {types!r}")
+    return list(types)
+
+
 def _sliding_layers_only(config: Mapping[str, Any], count: int | None) -> list[bool]:
-    """Cohere 2, Flint, ...: only the sliding-window layers rotate, the global ones have no RoPE."""
-    types = config.get("layer_types") or []
-    return [t == "sliding_attention" for t in types]
+    """Flint, AFMoE: only the sliding-window layers rotate, the global ones have no RoPE."""
+    return [t == "sliding_attention" for t in _layer_types(config)]
 
 
 def _sliding_layers_if_any(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """EXAONE 4, Kolibri: all layers rotate without a sliding window; with one, only those."""
-    types = config.get("layer_types") or []
+    types = _layer_types(config)
     if config.get("sliding_window") is None:
         return [True] * len(types)
     return [t == "sliding_attention" for t in types]
+
+
+def _rotate_types(*names: str) -> Callable[[Mapping[str, Any], int | None], list[bool]]:
+    """Only the layers of these layer types rotate (hybrids: linear-attention layers take none)."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[bool]:
+        return [t in names for t in _layer_types(config)]
+
+    rule.__doc__ = f"Only the {', '.join(names)} layers rotate."
+    return rule
+
+
+def _cohere2_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """Cohere 2: the sliding-window layers rotate (none when sliding_window is null)."""
+    types = _layer_types(config)
+    if config.get("sliding_window") is None:
+        return [False] * len(types)
+    return [t == "sliding_attention" for t in types]
+
+
+def _pattern_types(key: str, default: int) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """``layer_types`` from a sliding-window pattern: every ``key``-th layer is full attention."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        every = config.get(key, default)
+        if isinstance(every, str):  # EXAONE 4 writes it as "LLLG"
+            every = len(every)
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise ValueError(f"{key} must be an integer >= 1, got {every!r}")
+        return [
+            "sliding_attention" if (i + 1) % every else "full_attention" for i in range(count or 0)
+        ]
+
+    return rule
+
+
+def _no_rope_types(rope_type: str, nope_type: str):
+    """Llama 4: a layer's type follows from no_rope_layers (chunked attention where it rotates)."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        return [rope_type if r else nope_type for r in _no_rope_layers(config, count)]
+
+    return rule
 
 
 def _llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> QueryScale | None:
@@ -274,15 +348,38 @@ def _types(**types: tuple[float, float | None] | None) -> dict[str, Any]:
     return out
 
 
-_MLA = dict(
+# MLA (multi-head latent attention, DeepSeek-V2 and its descendants): each query/key head is
+# cat(nope part, rope part); only the rope part (qk_rope_head_dim wide, last) is rotated, and the
+# attention multiplies its softmax scale by g(s, mscale_all_dim)^2 under YaRN.
+_MLA: dict[str, Any] = dict(
     head_dim_key="qk_rope_head_dim",
     nope_dim_key="qk_nope_head_dim",
+    partial_of=("qk_rope_head_dim",),
     softmax_mscale=True,
     defaults={"qk_rope_head_dim": 64, "qk_nope_head_dim": 128},
 )
-_MLA_INTERLEAVE = dict(
-    _MLA, layout_key="rope_interleave", layout="interleaved", output_layout="half"
+# apply_rotary_pos_emb_interleave: pairs (2i, 2i+1) of the rope part, written back in half order
+_MLA_INTERLEAVE = dict(_MLA, layout="interleaved", output_layout="half")
+# the same, switched by the config's rope_interleave (default true; false: rotate_half)
+_MLA_FLAG = dict(_MLA_INTERLEAVE, layout_key="rope_interleave")
+_MLA_SOURCE = (
+    "modeling_{}.py: the attention splits each head into (qk_nope_head_dim, qk_rope_head_dim), "
+    "rotates the rope part with {} and writes it last"
 )
+
+
+def _mla(name: str, how: str, **row: Any) -> Family:
+    kind = {"flag": _MLA_FLAG, "interleave": _MLA_INTERLEAVE, "half": _MLA}[how]
+    rotation = {
+        "flag": "apply_rotary_pos_emb_interleave when rope_interleave (else rotate_half)",
+        "interleave": "apply_rotary_pos_emb_interleave (pairs 2i, 2i+1, written in half order)",
+        "half": "rotate_half",
+    }[how]
+    merged = {**kind, **row}
+    merged["defaults"] = {**kind["defaults"], **row.get("defaults", {})}
+    return Family(**merged, source=_MLA_SOURCE.format(name, rotation))
+
+
 _GEMMA3_THETA = {"full_attention": 1_000_000.0, "sliding_attention": 10_000.0}
 _NEOX_KEYS = {
     "rotary_pct": Legacy("partial_rotary_factor", None, "partial_rotary_factor (old name)"),
@@ -318,6 +415,7 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "glm": dict(layout="interleaved", head_dim=128, partial=0.5),
     "glm4": dict(layout="interleaved", head_dim=128, partial=0.5),
     "glm_ocr_text": dict(layout="interleaved"),
+    "glm4_moe": dict(partial=0.5),
     "gpt_neox": dict(partial=0.25, legacy_keys=_NEOX_KEYS),
     "gpt_oss": dict(theta=150_000.0, head_dim=64, rope={"rope_type": "yarn", "factor": 32.0,
         "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
@@ -346,7 +444,6 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
         rope=_types(full_attention=(5e5, None), sliding_attention=(1e4, None))),
     "mimo_v2_flash": dict(head_dim=192,
         rope=_types(full_attention=(5e6, 0.334), sliding_attention=(1e4, 0.334))),
-    "minimax": dict(theta=1_000_000.0),
     "mistral": dict(),
     "mixtral": dict(theta=1_000_000.0),
     "modernbert-decoder": dict(theta={"full_attention": 160_000.0, "sliding_attention": 10_000.0},
@@ -358,7 +455,6 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "olmo2": dict(),
     "olmo3": dict(theta=500_000.0,
         rope=_types(sliding_attention=(5e5, None), full_attention=(5e5, None))),
-    "olmo_hybrid": dict(),
     "olmoe": dict(),
     "persimmon": dict(partial=0.5),
     "phi": dict(partial=0.5),
@@ -367,7 +463,6 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "qwen2_moe": dict(),
     "qwen3": dict(head_dim=128),
     "qwen3_moe": dict(),
-    "qwen3_next": dict(head_dim=256, partial=0.25),
     "seed_oss": dict(head_dim=128),
     "solar_open": dict(theta=1_000_000.0, head_dim=128),
     "stablelm": dict(partial=0.25),
@@ -407,11 +502,201 @@ _EXCEPTIONS: dict[str, Family] = {
         head_dim=256, partial=0.25, mrope="interleaved", mrope_section=(11, 11, 10),
         source="modeling_qwen3_5_moe.py: interleaved mrope_section on the rotary part",
     ),
-    "deepseek_v3": Family(
-        **_MLA_INTERLEAVE,
-        source="modeling_deepseek_v3.py: the rope part qk_rope_head_dim of each head, last in "
-        "the head; rope_interleave reads pairs (2i, 2i+1) and writes cat(first coordinates, "
-        "second coordinates)",
+    # --- MLA
+    "deepseek_v2": Family(
+        **_MLA, layout="interleaved",
+        source="modeling_deepseek_v2.py: the rope part (last in each head) as complex numbers "
+        "of the pairs (2i, 2i+1), multiplied by the rotation and written back in place",
+    ),
+    "deepseek_v3": _mla("deepseek_v3", "flag"),
+    "deepseek_v32": _mla("deepseek_v32", "interleave"),
+    "youtu": _mla("youtu", "flag"),
+    "axk1": _mla("axk1", "flag"),
+    "axk2": _mla("axk2", "interleave", defaults={"qk_rope_head_dim": 32, "qk_nope_head_dim": 64}),
+    "glm4_moe_lite": _mla("glm4_moe_lite", "flag", defaults={"qk_nope_head_dim": 192}),
+    "glm_moe_dsa": _mla("glm_moe_dsa", "interleave", defaults={"qk_nope_head_dim": 192}),
+    "bailing_hybrid": _mla(
+        "bailing_hybrid", "interleave", theta=6_000_000.0,
+        rope_layers=_rotate_types("full_attention"),
+    ),
+    # its rotary module reads head_dim (default 64), which must be the rope part's width
+    "longcat_flash": _mla(
+        "longcat_flash", "interleave", theta=10_000_000.0, partial_of=("head_dim",),
+        defaults={"head_dim": 64},
+    ),
+    "minicpm3": _mla("minicpm3", "half", defaults={"qk_rope_head_dim": 32, "qk_nope_head_dim": 64}),
+    "hy_v4": _mla("hy_v4", "half", defaults={"qk_nope_head_dim": 192}),
+    "mistral4": _mla(
+        "mistral4", "flag",
+        defaults={"qk_nope_head_dim": 64},
+        partial_of=("qk_nope_head_dim", "qk_rope_head_dim"),
+        rope={"rope_type": "yarn", "factor": 128.0, "original_max_position_embeddings": 8192,
+              "max_position_embeddings": 1_048_576, "beta_fast": 32.0, "beta_slow": 1.0,
+              "mscale_all_dim": 1.0, "mscale": 1.0, "llama_4_scaling_beta": 0.1},
+        rope_keys=frozenset({"llama_4_scaling_beta", "max_position_embeddings"}),
+        query_scale=_llama_4_scaling,
+    ),
+    # --- position-dependent query scaling
+    "ministral3": Family(
+        head_dim=128,
+        rope={"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
+              "max_position_embeddings": 262144, "beta_fast": 32.0, "beta_slow": 1.0,
+              "mscale_all_dim": 1.0, "mscale": 1.0, "llama_4_scaling_beta": 0.1},
+        rope_keys=frozenset({"llama_4_scaling_beta", "max_position_embeddings"}),
+        query_scale=_llama_4_scaling,
+        source="modeling_ministral3.py: rotate_half, then query *= get_llama_4_attn_scale("
+        "position_ids, llama_4_scaling_beta, original_max_position_embeddings)",
+    ),
+    # --- layers without RoPE
+    "smollm3": Family(
+        theta=2_000_000.0,
+        rope_layers=_no_rope_layers,
+        reads=frozenset({"no_rope_layers", "no_rope_layer_interval"}),
+        source="modeling_smollm3.py: rotate_half in the layers where no_rope_layers[i] is 1, no "
+        "rotation in the others",
+    ),
+    "llama4_text": Family(
+        layout="interleaved",
+        theta=500_000.0,
+        head_dim=128,
+        rope_layers=_no_rope_layers,
+        layer_types=_no_rope_types("chunked_attention", "full_attention"),
+        nope_query_scale=_llama4_temperature,
+        reads=frozenset({"no_rope_layers", "no_rope_layer_interval", "attn_temperature_tuning",
+                         "attn_scale", "floor_scale"}),
+        source="modeling_llama4.py: the pairs (2i, 2i+1) as complex numbers (view_as_complex) "
+        "times freqs_cis in the layers where no_rope_layers[i] is 1; the others take no rotation "
+        "and, with attn_temperature_tuning, scale their queries by 1 + attn_scale "
+        "ln(1 + floor((t + 1) / floor_scale))",
+    ),
+    "cohere2": Family(
+        layout="interleaved",
+        rope_layers=_cohere2_layers,
+        layer_types=_pattern_types("sliding_window_pattern", 4),
+        reads=frozenset({"sliding_window_pattern"}),
+        source="modeling_cohere2.py: interleaved pairs in the sliding-window layers only (the "
+        "attention rotates when its sliding_window is set)",
+    ),
+    "cohere2_moe": Family(
+        layout="interleaved",
+        head_dim=128,
+        rope_layers=_cohere2_layers,
+        reads=frozenset({"sliding_window_pattern", "prefix_dense_sliding_window_pattern"}),
+        source="modeling_cohere2_moe.py: interleaved pairs in the sliding-window layers only",
+    ),
+    "exaone4": Family(
+        rope_layers=_sliding_layers_if_any,
+        layer_types=_pattern_types("sliding_window_pattern", 4),
+        reads=frozenset({"sliding_window_pattern"}),
+        source="modeling_exaone4.py: rotate_half in every layer without a sliding window, else "
+        "in the sliding-window layers only",
+    ),
+    "exaone_moe": Family(
+        rope_layers=_sliding_layers_if_any,
+        layer_types=_pattern_types("sliding_window_pattern", 4),
+        reads=frozenset({"sliding_window_pattern"}),
+        source="modeling_exaone_moe.py: rotate_half in every layer without a sliding window, "
+        "else in the sliding-window layers only",
+    ),
+    "kolibri1": Family(
+        head_dim=128,
+        rope_layers=_sliding_layers_if_any,
+        source="modeling_kolibri1.py: rotate_half in every layer without a sliding window, else "
+        "in the sliding-window layers only",
+    ),
+    "flint": Family(
+        head_dim=128,
+        rope_layers=_sliding_layers_only,
+        source="modeling_flint.py: rotate_half in the sliding-window layers only",
+    ),
+    "afmoe": Family(
+        head_dim=128,
+        rope_layers=_sliding_layers_only,
+        source="modeling_afmoe.py: rotate_half in the local (sliding-window) layers only",
+    ),
+    # hybrids: their linear-attention layers take no position
+    "minimax": Family(
+        theta=1_000_000.0,
+        rope_layers=_rotate_types("full_attention"),
+        source="modeling_minimax.py: rotate_half in the full_attention layers; the "
+        "linear_attention (lightning) layers take no position",
+    ),
+    "olmo_hybrid": Family(
+        rope_layers=_rotate_types("full_attention"),
+        source="modeling_olmo_hybrid.py: rotate_half in the full_attention layers; the "
+        "linear_attention layers take no position",
+    ),
+    "qwen3_next": Family(
+        head_dim=256,
+        partial=0.25,
+        rope_layers=_rotate_types("full_attention"),
+        source="modeling_qwen3_next.py: rotate_half on the first quarter of the head in the "
+        "full_attention layers; the linear_attention (gated DeltaNet) layers take no position",
+    ),
+    "beam": Family(
+        head_dim=128,
+        rope=_types(sliding_attention=(1e4, None), full_attention=None),
+        source="modeling_beam.py: rotate_half in the sliding-window layers; the full-attention "
+        "layers' rope_parameters are null",
+    ),
+    # --- a rotary width from a family key
+    "minimax_m2": Family(
+        theta=5_000_000.0,
+        head_dim=128,
+        legacy_keys={"rotary_dim": Legacy(
+            "partial_rotary_factor", _fraction_of_head,
+            "the rotary width, read as partial_rotary_factor = rotary_dim / head_dim")},
+        source="modeling_minimax_m2.py: rotate_half on the first rotary_dim coordinates; "
+        "configuration_minimax_m2.py turns rotary_dim into partial_rotary_factor = rotary_dim / "
+        "head_dim",
+    ),
+    "minimax_m3_vl_text": Family(
+        theta=5_000_000.0,
+        head_dim=128,
+        ignored={"rotary_dim": "a field of its config class that its modeling code never reads "
+                 "(the rotary width is int(head_dim * partial_rotary_factor))"},
+        source="modeling_minimax_m3_vl.py: rotate_half on int(head_dim * partial_rotary_factor) "
+        "coordinates",
+    ),
+    "gptj": Family(
+        layout="interleaved",
+        fixed_theta=10000.0,
+        aliases={"max_position_embeddings": "n_positions", "hidden_size": "n_embd",
+                 "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
+        defaults={"rotary_dim": 64},
+        legacy_keys={"rotary_dim": Legacy(
+            "rotary_dim", _absolute, "the rotary width (null: the whole head), rotate_every_two")},
+        source="modeling_gptj.py: rotate_every_two (pairs 2i, 2i+1) on the first rotary_dim "
+        "coordinates, sin/cos from create_sinusoidal_positions(base 10000)",
+    ),
+    "codegen": Family(
+        layout="interleaved",
+        fixed_theta=10000.0,
+        aliases={"max_position_embeddings": "n_positions", "hidden_size": "n_embd",
+                 "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
+        defaults={"rotary_dim": 64},
+        legacy_keys={"rotary_dim": Legacy(
+            "rotary_dim", _absolute, "the rotary width (null: the whole head), rotate_every_two")},
+        source="modeling_codegen.py: rotate_every_two (pairs 2i, 2i+1) on the first rotary_dim "
+        "coordinates, sin/cos from create_sinusoidal_positions(base 10000)",
+    ),
+    # --- head widths from family keys
+    "dbrx": Family(
+        aliases={"num_attention_heads": "n_heads", "hidden_size": "d_model",
+                 "num_hidden_layers": "n_layers", "max_position_embeddings": "max_seq_len"},
+        conflicts={"attn_config.rope_theta": (
+            "rope_theta", "transformers 5.23's DbrxRotaryEmbedding reads rope_theta (its "
+            "rope_parameters, default 10000), never attn_config.rope_theta")},
+        source="modeling_dbrx.py: rotate_half; configuration_dbrx.py: hidden_size is d_model, "
+        "num_attention_heads n_heads; the base is rope_theta, not attn_config.rope_theta",
+    ),
+    "moonshine": Family(
+        layout="interleaved",
+        partial=0.9,
+        aliases={"num_attention_heads": "decoder_num_attention_heads",
+                 "num_hidden_layers": "decoder_num_hidden_layers"},
+        source="modeling_moonshine.py: interleaved pairs on int(head_dim * 0.9) coordinates; "
+        "configuration_moonshine.py: num_attention_heads is decoder_num_attention_heads",
     ),
 }  # fmt: skip
 

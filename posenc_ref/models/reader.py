@@ -16,7 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._checks import check_int, check_layout, check_positive_float
-from .families import FAMILIES, NO_ROPE, TEXT_MODEL_TYPES, Family, family_keys, keys_read_by
+from .families import (
+    FAMILIES,
+    NO_ROPE,
+    TEXT_MODEL_TYPES,
+    Family,
+    _lookup,
+    family_keys,
+    keys_read_by,
+)
 from .rope_types import COMMON_KEYS, ROPE_TYPES, TypeArgs
 from .spec import RopeSpec
 
@@ -224,7 +232,7 @@ def _family_of(model_type: str | None, layout: str | None) -> tuple[Family, str 
 
 def _refuse_other_families_keys(config: Mapping[str, Any], family: Family, model_type) -> None:
     """A key some family's code reads but this family's does not: never silently ignored."""
-    own = family_keys(family)
+    own = family_keys(family) | frozenset(family.ignored)
     for key, readers in keys_read_by().items():
         if key in own or config.get(key) in (None, False):
             continue
@@ -477,11 +485,27 @@ def _rotary_dim(
         if rotary > head_dim or rotary % 2:
             raise ValueError(f"rotary_dim={rotary} must be even and <= head_dim={head_dim}")
         return rotary, rotary / head_dim
+    explicit = partial is not None
     partial = family.default_partial if partial is None else _real("partial_rotary_factor", partial)
     if partial > 1:
         raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial!r}")
     if full_width:
         return head_dim, partial
+    if family.partial_of is not None:
+        # MLA: the whole rope part rotates; the family's rotary module computes its width as
+        # int(sum of partial_of * partial), which must be that part (else its code fails).
+        width = sum(_length(key, config.get(key)) for key in family.partial_of)
+        # (a default partial factor of a row whose width includes the rope part is the config
+        # class's own head / width: Mistral 4)
+        if explicit or family.head_dim_key not in family.partial_of:
+            if int(width * partial) != head_dim:
+                raise ValueError(
+                    f"partial_rotary_factor={partial!r} of {' + '.join(family.partial_of)} = "
+                    f"{width} gives int({width} * {partial}) = {int(width * partial)} rotary "
+                    f"coordinates, but the rope part of each head ({family.head_dim_key}) is "
+                    f"{head_dim} wide: the family's code cannot run it"
+                )
+        return head_dim, head_dim / width
     rotary = int(head_dim * partial)
     if rotary < 2 or rotary % 2:
         raise ValueError(
@@ -631,9 +655,22 @@ def rope_spec(
     base = _real("rope_theta", rope["rope_theta"])
     if base <= 1:
         raise ValueError(f"rope_theta must be > 1, got {base!r}")
+    for path, (quantity, why) in family.conflicts.items():
+        value = _lookup(config, path)
+        if value is not None and value != base:
+            raise ValueError(
+                f"{path} = {_show(value)} but {quantity} = {base:g}: {why}. The model was "
+                f"configured with {path}; give {quantity} = {_show(value)} explicitly if that is "
+                f"the base it needs"
+            )
     head_dim = _head_dim(config, family, model_type, layer_type)
     rotary_dim, partial = _rotary_dim(config, rope, family, head_dim, kind.full_width)
-    max_len = config.get("max_position_embeddings")
+    max_len = _same(
+        "max_position_embeddings",
+        config.get("max_position_embeddings"),
+        rope.get("max_position_embeddings"),
+        ("the top level", "the RoPE dict"),
+    )
     max_len = None if max_len is None else _length("max_position_embeddings", max_len)
     original = _same(
         "original_max_position_embeddings",
