@@ -454,10 +454,20 @@ def tiny_model(transformers, model_type: str, **kwargs):
 
     config = transformers.AutoConfig.for_model(model_type, **kwargs)
     torch.manual_seed(0)
+    config._attn_implementation = "posenc_capture"
     try:
         model = transformers.AutoModel.from_config(config, attn_implementation="posenc_capture")
     except KeyError:  # GPT-J, CodeGen: their own attention classes, recorded in _attn below
         model = transformers.AutoModel.from_config(config, attn_implementation="eager")
+    except ValueError:  # a language model AutoModel does not map: its class, by its config
+        modeling = importlib.import_module(
+            type(config).__module__.replace("configuration", "modeling")
+        )
+        model = next(
+            cls(config) for name, cls in vars(modeling).items()
+            if name.endswith("Model") and "PreTrained" not in name
+            and getattr(cls, "config_class", None) is type(config)
+        )  # fmt: skip
     model.eval()
     named = [(n, m) for n, m in model.named_modules() if "vision" not in n and "visual" not in n]
     if any("decoder" in n for n, _ in named):  # an encoder-decoder (Moonshine): the decoder
@@ -467,9 +477,9 @@ def tiny_model(transformers, model_type: str, **kwargs):
     rotary = next((m for _, m in named if type(m).__name__.endswith("RotaryEmbedding")), None)
 
     def handed(layer, hidden, positions):
-        """(q, k) the layer hands to attention, for hidden states at positions (seq,)."""
+        """(q, k) the layer hands to attention, at positions (seq,) or M-RoPE (3, seq)."""
         CAPTURED.clear()
-        ids = positions[None, :]
+        ids = positions[:, None, :] if positions.dim() == 2 else positions[None, :]
         kwargs = {"hidden_states": hidden, "attention_mask": None}
         params = _inspect.signature(layer.forward).parameters
         if "position_embeddings" in params:
@@ -479,6 +489,8 @@ def tiny_model(transformers, model_type: str, **kwargs):
             kwargs["position_embeddings"] = rotary(*args)
         if "position_ids" in params:
             kwargs["position_ids"] = ids
+        if "shared_kv_states" in params:  # Gemma 4
+            kwargs["shared_kv_states"] = {}
         if hasattr(layer, "_attn") and "position_embeddings" not in params:  # GPT-J, CodeGen
             original = layer._attn
 
@@ -506,14 +518,15 @@ def check_variant(transformers, model_type, positions, *, queries_only_scaled=No
     config, layers, handed = tiny_model(transformers, model_type, **kwargs)
     text = config.get_text_config().to_dict()
     specs = layer_specs(text)
-    positions = torch.tensor(positions)
+    positions = torch.as_tensor(positions)
     assert layers, model_type
     if len(layers) != len(specs):  # LongCat-Flash: two attentions per layer, one RoPE for all
         assert all(s is specs[0] for s in specs), (model_type, len(layers), len(specs))
         specs = [specs[0]] * len(layers)
     for layer in layers:
         spec = specs[layer.layer_idx]
-        hidden = randn(layer.layer_idx, 1, positions.numel(), config.get_text_config().hidden_size)
+        seq = positions.shape[-1]
+        hidden = randn(layer.layer_idx, 1, seq, config.get_text_config().hidden_size)
         q0, k0 = handed(layer, hidden, torch.zeros_like(positions))
         q, k = handed(layer, hidden, positions)
         if spec is None:  # no rotation (a query scaling is checked by the caller)
@@ -524,6 +537,8 @@ def check_variant(transformers, model_type, positions, *, queries_only_scaled=No
         module = RotaryEmbedding.from_hf_config(text, layer_type=spec.layer_type)
         start, width, r = spec.nope_dim, spec.head_dim, spec.rotary_dim
         bound = angle_atol(int(positions.max()), spec.base) * 2 * spec.attention_factor
+        if positions.dim() == 2:
+            assert spec.mrope_section is not None, (model_type, "three position rows")
         for before, after, name in ((q0, q, "q"), (k0, k, "k")):
             part = before[..., start : start + width].clone()
             if spec.output_layout != spec.layout:  # position 0 already wrote half order
@@ -673,3 +688,63 @@ def test_widths_from_family_keys(transformers, capture, model_type, kwargs, widt
     """DBRX d_model / n_heads, Moonshine's decoder heads, MiniMax-M2's rotary_dim, GLM-4 MoE."""
     specs, _, _ = check_variant(transformers, model_type, FAR, **kwargs)
     assert (specs[0].head_dim, specs[0].rotary_dim, specs[0].layout) == widths
+
+
+def test_gemma4_per_layer_head_widths_and_proportional(transformers, capture):
+    """Gemma 4: sliding layers 16 wide (default RoPE), global layers 32 wide ('proportional').
+
+    The global layers rotate int(0.25 * 32 / 2) = 4 pairs at the frequencies of width 32 and
+    leave the other 12 pairs as they are (frequency 0).
+    """
+    kwargs = dict(SMALL, head_dim=16, global_head_dim=32, num_hidden_layers=2,
+                  layer_types=["sliding_attention", "full_attention"], sliding_window=8,
+                  num_kv_shared_layers=0, hidden_size_per_layer_input=0,
+                  vocab_size_per_layer_input=32)  # fmt: skip
+    specs, _, _ = check_variant(transformers, "gemma4_text", FAR, **kwargs)
+    local, full = specs
+    assert (local.head_dim, local.rotary_dim, local.rope_type) == (16, 16, "default")
+    assert (full.head_dim, full.rotary_dim, full.rope_type) == (32, 32, "proportional")
+    assert int((full.inv_freq > 0).sum()) == 4
+    # the legacy form (global_head_dim at the top, no per_layer_config) reads the same
+    legacy = {"model_type": "gemma4_text", "hidden_size": 64, "num_attention_heads": 4,
+              "head_dim": 16, "global_head_dim": 32, "num_hidden_layers": 2,
+              "layer_types": ["sliding_attention", "full_attention"]}  # fmt: skip
+    assert rope_spec(legacy, layer_type="full_attention").head_dim == 32
+    assert rope_spec(legacy, layer_type="sliding_attention").head_dim == 16
+
+
+MROPE = [
+    ("qwen2_vl_text", {}, [2, 3, 3]),
+    ("qwen2_5_vl_text", {}, [2, 3, 3]),
+    ("qwen2_5_omni_text", {}, [2, 3, 3]),
+    ("paddleocr_vl_text", {"head_dim": 16}, [2, 3, 3]),
+    ("qwen3_vl_text", {"head_dim": 16}, [4, 2, 2]),
+    ("qwen3_vl_moe_text", {"num_experts": 2, "num_experts_per_tok": 1,
+                           "moe_intermediate_size": 16}, [4, 2, 2]),
+    ("qwen3_omni_moe_text", {"num_experts": 2, "num_experts_per_tok": 1,
+                             "moe_intermediate_size": 16}, [4, 2, 2]),
+    ("cosmos3_edge_text", {"head_dim": 16}, [4, 2, 2]),
+    ("qwen3_5_text", {"head_dim": 16, "partial_rotary_factor": 0.5,
+                      "layer_types": ["full_attention"]}, [2, 1, 1]),
+    ("glm4v_text", {"partial_rotary_factor": 0.5}, [2, 1, 1]),
+    ("glm4v_moe_text", {"n_routed_experts": 2, "num_experts_per_tok": 1,
+                        "moe_intermediate_size": 16, "first_k_dense_replace": 1}, [2, 1, 1]),
+    ("glm_ocr_text", {"partial_rotary_factor": 0.5, "head_dim": 16}, [2, 1, 1]),
+    ("glm_image_text", {"partial_rotary_factor": 0.5}, [2, 1, 1]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("model_type, extra, section", MROPE, ids=[m[0] for m in MROPE])
+def test_mrope_families_with_three_position_rows(transformers, capture, model_type, extra, section):
+    """M-RoPE: text + a 2 x 3 x 4 grid + text, starting at 0 and far on, three distinct rows."""
+    from posenc_ref.mrope import mrope_positions
+
+    rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": section}
+    if "partial_rotary_factor" in extra:
+        rope["partial_rotary_factor"] = extra.pop("partial_rotary_factor")
+    kwargs = {**SMALL, "num_hidden_layers": 1, "rope_parameters": rope, **extra}
+    for start in (0, 3000):
+        positions = mrope_positions(3, (2, 3, 4), 2, start=start)
+        assert len({tuple(row.tolist()) for row in positions}) == 3  # three different rows
+        specs, _, _ = check_variant(transformers, model_type, positions, **kwargs)
+        assert specs[0].mrope_section == tuple(section)

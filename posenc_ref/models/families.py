@@ -75,8 +75,10 @@ class Family:
         default true).
     head_dim_key : str
         The key of the width handed to RoPE (MLA: ``qk_rope_head_dim``).
-    layer_head_dim_keys : dict
-        Layer type -> the key of that type's head width (Gemma 4: ``global_head_dim``).
+    layer_head_dims : dict
+        Layer type -> (the key of that type's head width, its default): Gemma 4's full-attention
+        layers read ``global_head_dim`` (default 512), written by transformers 5.23 as a
+        ``per_layer_config`` override of ``head_dim``.
     nope_dim_key : str or None
         MLA: the key of the width of the head part without position (``qk_nope_head_dim``).
     legacy_keys : dict
@@ -128,7 +130,7 @@ class Family:
     output_layout: str | None = None
     layout_key: str | None = None
     head_dim_key: str = "head_dim"
-    layer_head_dim_keys: Mapping[str, str] = field(default_factory=dict)
+    layer_head_dims: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     nope_dim_key: str | None = None
     legacy_keys: Mapping[str, Legacy] = field(default_factory=dict)
     legacy_types: Mapping[str, str] = field(default_factory=dict)
@@ -387,6 +389,20 @@ _NEOX_KEYS = {
 }
 _VL = dict(mrope="consecutive", mrope_section=(16, 24, 24), legacy_types={"mrope": "default"})
 
+_GEMMA4 = dict(
+    head_dim=256,
+    rope={"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+          "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                             "rope_theta": 1_000_000.0}},
+    layer_head_dims={"full_attention": ("global_head_dim", 512)},
+    reads=frozenset({"per_layer_config"}),
+)  # fmt: skip
+_GEMMA4_SOURCE = (
+    "modeling_{}.py: rotate_half with one rotary table per layer type; the full-attention "
+    "layers' heads are global_head_dim wide (a per_layer_config override of head_dim) and use "
+    "'proportional' RoPE"
+)
+
 # Families that follow transformers' conventions: rotate_half (or interleaved pairs, as noted) on
 # the first int(head_dim * partial_rotary_factor) coordinates of every layer. A row holds the
 # config class's defaults only. Proven by running each family's attention on its default config.
@@ -414,7 +430,6 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "gemma2": dict(head_dim=256),
     "glm": dict(layout="interleaved", head_dim=128, partial=0.5),
     "glm4": dict(layout="interleaved", head_dim=128, partial=0.5),
-    "glm_ocr_text": dict(layout="interleaved"),
     "glm4_moe": dict(partial=0.5),
     "gpt_neox": dict(partial=0.25, legacy_keys=_NEOX_KEYS),
     "gpt_oss": dict(theta=150_000.0, head_dim=64, rope={"rope_type": "yarn", "factor": 32.0,
@@ -494,6 +509,45 @@ _EXCEPTIONS: dict[str, Family] = {
         theta=500_000.0, head_dim=128, mrope="interleaved", mrope_section=(24, 20, 20),
         source="modeling_qwen3_vl.py: interleaved mrope_section, rotate_half",
     ),
+    "qwen3_vl_moe_text": Family(
+        theta=500_000.0, mrope="interleaved", mrope_section=(24, 20, 20),
+        source="modeling_qwen3_vl_moe.py: interleaved mrope_section, rotate_half",
+    ),
+    "qwen3_omni_moe_text": Family(
+        theta=1_000_000.0, mrope="interleaved", mrope_section=(24, 20, 20),
+        source="modeling_qwen3_omni_moe.py: interleaved mrope_section, rotate_half",
+    ),
+    "cosmos3_edge_text": Family(
+        theta=100_000_000.0, head_dim=128, mrope="interleaved", mrope_section=(24, 20, 20),
+        source="modeling_cosmos3_edge.py: interleaved mrope_section, rotate_half",
+    ),
+    "qwen2_5_omni_text": Family(
+        theta=1_000_000.0, **_VL,
+        source="modeling_qwen2_5_omni.py: consecutive mrope_section, rotate_half",
+    ),
+    "paddleocr_vl_text": Family(
+        theta=500_000.0, head_dim=128, **_VL,
+        source="modeling_paddleocr_vl.py: consecutive mrope_section, rotate_half",
+    ),
+    "glm4v_text": Family(
+        layout="interleaved", mrope="consecutive", mrope_section=(8, 12, 12),
+        source="modeling_glm4v.py: consecutive mrope_section, pairs (2i, 2i+1) "
+        "(rotate_half_llm, repeat_interleave) on the rotary part",
+    ),
+    "glm4v_moe_text": Family(
+        partial=0.5, mrope="consecutive", mrope_section=(8, 12, 12),
+        source="modeling_glm4v_moe.py: consecutive mrope_section, rotate_half on the rotary part "
+        "(unlike GLM-4V, whose pairs are interleaved)",
+    ),
+    "glm_ocr_text": Family(
+        layout="interleaved", mrope="consecutive", mrope_section=(8, 12, 12),
+        source="modeling_glm_ocr.py: consecutive mrope_section, pairs (2i, 2i+1) on the "
+        "rotary part",
+    ),
+    "glm_image_text": Family(
+        mrope="consecutive", mrope_section=(8, 12, 12),
+        source="modeling_glm_image.py: consecutive mrope_section, rotate_half on the rotary part",
+    ),
     "qwen3_5": Family(
         head_dim=256, partial=0.25, mrope="interleaved", mrope_section=(11, 11, 10),
         source="modeling_qwen3_5.py: interleaved mrope_section on the rotary part",
@@ -547,6 +601,10 @@ _EXCEPTIONS: dict[str, Family] = {
         source="modeling_ministral3.py: rotate_half, then query *= get_llama_4_attn_scale("
         "position_ids, llama_4_scaling_beta, original_max_position_embeddings)",
     ),
+    # --- per-layer-type head widths
+    "gemma4_text": Family(**_GEMMA4, source=_GEMMA4_SOURCE.format("gemma4")),
+    "gemma4_unified_text": Family(**_GEMMA4, source=_GEMMA4_SOURCE.format("gemma4_unified")),
+    "diffusion_gemma_text": Family(**_GEMMA4, source=_GEMMA4_SOURCE.format("diffusion_gemma")),
     # --- layers without RoPE
     "smollm3": Family(
         theta=2_000_000.0,
@@ -757,7 +815,7 @@ def _keys_of(family: Family) -> dict[str, str]:
         out[family.head_dim_key] = "the width of the rotated part of each head"
     if family.nope_dim_key:
         out[family.nope_dim_key] = "the width of the head part without position"
-    for key in family.layer_head_dim_keys.values():
+    for key, _default in family.layer_head_dims.values():
         out[key] = "the head width of one layer type"
     for key, legacy in family.legacy_keys.items():
         out[key] = legacy.meaning or legacy.quantity

@@ -420,10 +420,18 @@ def _choose_layer_type(
 # --------------------------------------------------------------------------- widths
 
 
-def _head_dim(config: Mapping[str, Any], family: Family, model_type, layer_type) -> int:
-    key = family.layer_head_dim_keys.get(layer_type, family.head_dim_key) if layer_type else (
-        family.head_dim_key
-    )  # fmt: skip
+def _head_dim(
+    config: Mapping[str, Any], family: Family, model_type, layer_type, overridden: bool
+) -> int:
+    """The width handed to RoPE: the family's key, else ``hidden_size / num_attention_heads``."""
+    key = family.head_dim_key
+    if layer_type in family.layer_head_dims:
+        # a layer type with its own head width (Gemma 4's global layers): its key, else the
+        # per_layer_config override of head_dim, else the config class's default
+        own, default = family.layer_head_dims[layer_type]
+        if config.get(own) is not None:
+            return _length(own, config[own])
+        return _length("head_dim", config["head_dim"]) if overridden else default
     value = config.get(key)
     if value is not None:
         return _length(key, value)
@@ -437,15 +445,10 @@ def _head_dim(config: Mapping[str, Any], family: Family, model_type, layer_type)
                 "give head_dim"
             )
         return hidden // heads
-    raise ValueError(
-        f"the config gives no {key!r}"
-        + (
-            " and no hidden_size / num_attention_heads to derive it from"
-            if key == "head_dim"
-            else ""
-        )
-        + f" (model_type {model_type!r})"
+    derive = (
+        " and no hidden_size / num_attention_heads to derive it from" if key == "head_dim" else ""
     )
+    raise ValueError(f"the config gives no {key!r}{derive} (model_type {model_type!r})")
 
 
 def _legacy(config: Mapping[str, Any], family: Family, quantity: str, head_dim: int):
@@ -619,8 +622,10 @@ def rope_spec(
         if config.get(key) not in (None, False):
             raise NotImplementedError(f"{key} ({what}) is not implemented by posenc_ref")
     _refuse_other_families_keys(config, family, model_type)
+    overrides = {}
     if layer_type is not None:
-        config = {**config, **_layer_overrides(config, _name("layer_type", layer_type))}
+        overrides = _layer_overrides(config, _name("layer_type", layer_type))
+        config = {**config, **overrides}
 
     rope, top_theta = _rope_dicts(config, family)
     rope, layer_type = _choose_layer_type(rope, top_theta, config, family, layer_type)
@@ -663,7 +668,7 @@ def rope_spec(
                 f"configured with {path}; give {quantity} = {_show(value)} explicitly if that is "
                 f"the base it needs"
             )
-    head_dim = _head_dim(config, family, model_type, layer_type)
+    head_dim = _head_dim(config, family, model_type, layer_type, "head_dim" in overrides)
     rotary_dim, partial = _rotary_dim(config, rope, family, head_dim, kind.full_width)
     max_len = _same(
         "max_position_embeddings",
