@@ -748,3 +748,55 @@ def test_mrope_families_with_three_position_rows(transformers, capture, model_ty
         assert len({tuple(row.tolist()) for row in positions}) == 3  # three different rows
         specs, _, _ = check_variant(transformers, model_type, positions, **kwargs)
         assert specs[0].mrope_section == tuple(section)
+
+
+# --- every row's defaults are its config class's ----------------------------------------------
+
+STRUCTURE = ("hidden_size", "num_attention_heads", "num_hidden_layers", "max_position_embeddings",
+             "layer_types", "sliding_window")  # fmt: skip
+
+
+def family_rows():
+    from posenc_ref.models import FAMILIES
+
+    return sorted(FAMILIES)
+
+
+@pytest.mark.parametrize("model_type", family_rows())
+def test_row_defaults_are_the_config_class_defaults(transformers, model_type):
+    """A config with only its structure (sizes, layers) reads as the class's full default config.
+
+    The class fills every RoPE key a config.json may leave out (base, partial factor, head width,
+    the RoPE dict, sections, MLA widths): the row must fill the same values, for every layer.
+    """
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    from posenc_ref.models import FAMILIES, layer_specs
+
+    if model_type not in CONFIG_MAPPING:
+        pytest.skip(f"{model_type} has no config class in this transformers")
+    text = CONFIG_MAPPING[model_type]().get_text_config(decoder=True)
+    full = text.to_dict()
+    try:
+        expected = layer_specs(full)
+    except (ValueError, NotImplementedError) as error:  # a default config that cannot run
+        pytest.skip(f"the class's default config is refused: {error}"[:200])
+    row = FAMILIES[model_type]
+    minimal = {"model_type": full["model_type"]}
+    for key in STRUCTURE:
+        own = row.aliases.get(key, key)
+        if full.get(own) is not None:
+            minimal[own] = full[own]
+    if "per_layer_config" in full:  # transformers 5.23 writes per-layer widths this way
+        minimal["per_layer_config"] = full["per_layer_config"]
+    got = layer_specs(minimal)
+    assert len(got) == len(expected)
+    for ours, theirs in zip(got, expected, strict=True):
+        assert (ours is None) == (theirs is None)
+        if ours is None:
+            continue
+        for name in ("head_dim", "rotary_dim", "layout", "output_layout", "base", "rope_type",
+                     "attention_factor", "mrope_section", "mrope_interleaved", "nope_dim",
+                     "query_scale", "nope_layers"):  # fmt: skip
+            assert getattr(ours, name) == getattr(theirs, name), name
+        assert torch.equal(ours.inv_freq, theirs.inv_freq)

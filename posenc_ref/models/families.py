@@ -178,8 +178,10 @@ class Family:
     def resolve(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The config with the family's names mapped to the standard ones and defaults filled."""
         out = dict(config)
+        for key, value in self.defaults.items():
+            out.setdefault(key, value)
         for standard, own in self.aliases.items():
-            value = _lookup(config, own)
+            value = _lookup(out, own)
             if value is not None:
                 given = out.get(standard)
                 if given is not None and given != value:
@@ -188,8 +190,6 @@ class Family:
                         f"{value!r} (the family's name for it)"
                     )
                 out[standard] = value
-        for key, value in self.defaults.items():
-            out.setdefault(key, value)
         if out.get("layer_types") is None and self.layer_types is not None:
             count = out.get("num_hidden_layers")
             if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
@@ -395,7 +395,6 @@ _GEMMA4 = dict(
           "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
                              "rope_theta": 1_000_000.0}},
     layer_head_dims={"full_attention": ("global_head_dim", 512)},
-    reads=frozenset({"per_layer_config"}),
 )  # fmt: skip
 _GEMMA4_SOURCE = (
     "modeling_{}.py: rotate_half with one rotary table per layer type; the full-attention "
@@ -443,14 +442,14 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "granitemoe_swa": dict(),
     "granitemoeshared": dict(),
     "helium": dict(layout="interleaved", theta=100_000.0, head_dim=128),
-    "higgs_audio_v2": dict(head_dim=128, rope={"rope_type": "llama3", "factor": 32.0,
+    "higgs_audio_v2": dict(head_dim=128, theta=500_000.0, rope={"rope_type": "llama3", "factor": 32.0,
         "high_freq_factor": 0.5, "low_freq_factor": 0.125,
         "original_max_position_embeddings": 1024}),
     "hrm_text": dict(head_dim=128),
     "hy_v3": dict(theta=11_158_840.0, head_dim=128),
     "hyperclovax": dict(),
     "jais2": dict(),
-    "jetmoe": dict(aliases={"head_dim": "kv_channels"}),
+    "jetmoe": dict(aliases={"head_dim": "kv_channels"}, defaults={"kv_channels": 128}),
     "laguna": dict(head_dim=128,
         rope=_types(full_attention=(5e5, 0.5), sliding_attention=(1e4, 1.0))),
     "lfm2": dict(theta=1_000_000.0),
@@ -465,7 +464,7 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
         rope=_types(sliding_attention=(1e4, None), full_attention=(1.6e5, None))),
     "molmo2_text": dict(head_dim=128),
     "muse_glimmer_text": dict(head_dim=128),
-    "muse_spark_text": dict(head_dim=64),
+    "muse_spark_text": dict(head_dim=64, theta=500_000.0),
     "olmo": dict(),
     "olmo2": dict(),
     "olmo3": dict(theta=500_000.0,
@@ -550,11 +549,15 @@ _EXCEPTIONS: dict[str, Family] = {
     ),
     "qwen3_5": Family(
         head_dim=256, partial=0.25, mrope="interleaved", mrope_section=(11, 11, 10),
-        source="modeling_qwen3_5.py: interleaved mrope_section on the rotary part",
+        rope_layers=_rotate_types("full_attention"),
+        source="modeling_qwen3_5.py: interleaved mrope_section on the rotary part of the "
+        "full_attention layers; the linear_attention (gated DeltaNet) layers take no position",
     ),
     "qwen3_5_moe": Family(
         head_dim=256, partial=0.25, mrope="interleaved", mrope_section=(11, 11, 10),
-        source="modeling_qwen3_5_moe.py: interleaved mrope_section on the rotary part",
+        rope_layers=_rotate_types("full_attention"),
+        source="modeling_qwen3_5_moe.py: interleaved mrope_section on the rotary part of the "
+        "full_attention layers; the linear_attention layers take no position",
     ),
     # --- MLA
     "deepseek_v2": Family(
@@ -592,6 +595,7 @@ _EXCEPTIONS: dict[str, Family] = {
     ),
     # --- position-dependent query scaling
     "ministral3": Family(
+        theta=1_000_000.0,
         head_dim=128,
         rope={"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
               "max_position_embeddings": 262144, "beta_fast": 32.0, "beta_slow": 1.0,
