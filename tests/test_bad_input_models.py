@@ -269,8 +269,6 @@ def test_deep_nesting_under_an_ignored_key_is_ignored():
           "num_hidden_layers": 4, "no_rope_layers": [1, 2, 1, 1]}, "no_rope_layers"),
         ({"model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16,
           "num_hidden_layers": 4, "no_rope_layers": [1, 1, 1]}, "num_hidden_layers=4"),
-        ({"model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16},
-         "num_hidden_layers"),
         ({"model_type": "mistral4", "hidden_size": 4096, "num_attention_heads": 32,
           "max_position_embeddings": 1048576, "qk_rope_head_dim": 64, "qk_nope_head_dim": 64,
           "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.25}},
@@ -301,3 +299,12 @@ def test_layer_specs_refuses_what_rope_spec_refuses():
         layer_specs({**LLAMA, "num_hidden_layers": 3, "layer_types": ["a", "b"]})
     with pytest.raises(NoRopeError):
         layer_specs({"model_type": "nemotron_h"})
+
+
+def test_layers_the_config_does_not_list_are_unknown_not_empty():
+    """SmolLM3 without a layer count: the RoPE is known, which layers skip it is not (None)."""
+    spec = rope_spec({"model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16})
+    assert spec.nope_layers is None and spec.layers is None
+    listed = rope_spec({"model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16,
+                        "num_hidden_layers": 8})  # fmt: skip
+    assert listed.nope_layers == (3, 7)

@@ -49,12 +49,28 @@ RELEASED = {
     "Qwen3.6 (partial, interleaved M-RoPE)": (256, 64, "half", 1e7, "default", 262144, 262144),
     "DeepSeek-V3 (YaRN, mscale)": (64, 64, "interleaved", 1e4, "yarn", 4096, 163840),
     "gpt-oss (YaRN, truncate false)": (64, 64, "half", 1.5e5, "yarn", 4096, 131072),
+    "Qwen3-8B": (128, 128, "half", 1e6, "default", 40960, 40960),
+    "Qwen3-30B-A3B (MoE)": (128, 128, "half", 1e6, "default", 40960, 40960),
+    "SmolLM3-3B (NoPE layers)": (128, 128, "half", 5e6, "default", 65536, 65536),
+    "DeepSeek-V2-Lite (MLA, YaRN)": (64, 64, "interleaved", 1e4, "yarn", 4096, 163840),
+    "Ministral 3 (YaRN, llama_4_scaling_beta)": (128, 128, "half", 1e6, "yarn", 16384, 262144),
+    "Llama 4 Scout (NoPE layers, temperature tuning)": (
+        128,
+        128,
+        "interleaved",
+        5e5,
+        "llama3",
+        8192,
+        262144,
+    ),
 }
+# entries read per layer type, checked by their own tests below
+PER_LAYER_TYPE = {"Gemma 3", "Gemma 4 (per-layer head widths, proportional)"}
 
 
 def test_every_released_config_has_a_source_and_a_row_here():
     entries = released_configs()
-    assert {e["name"] for e in entries} == set(RELEASED) | {"Gemma 3"}
+    assert {e["name"] for e in entries} == set(RELEASED) | PER_LAYER_TYPE
     for e in entries:
         assert e["model"].count("/") == 1 and e["source"], e["name"]
 
@@ -81,6 +97,49 @@ def test_released_gemma3_per_layer_type():
     )
     torch.testing.assert_close(full.inv_freq, inv_freq(256, 1e6) / 8, rtol=1e-15, atol=0)
     assert torch.equal(local.inv_freq, inv_freq(256, 1e4))
+
+
+def test_released_layers_without_rope_and_query_scales():
+    """SmolLM3, Llama 4: every fourth layer has no RoPE; query scalings of Llama 4, Ministral 3.
+
+    Llama 4 scales the queries of its layers without RoPE by 1 + 0.1 ln(1 + floor((t + 1) /
+    8192)); Ministral 3 scales every query by 1 + 0.1 ln(1 + floor(t / 16384)).
+    """
+    smol = rope_spec(released_config("SmolLM3-3B (NoPE layers)"))
+    assert smol.nope_layers == tuple(range(3, 36, 4)) and smol.nope_query_scale is None
+    llama4 = rope_spec(
+        released_config("Llama 4 Scout (NoPE layers, temperature tuning)"),
+        layer_type="chunked_attention",
+    )
+    assert (llama4.layout, llama4.rope_type, llama4.factor) == ("interleaved", "llama3", 8.0)
+    assert llama4.nope_layers == tuple(range(3, 48, 4))
+    scale = llama4.nope_query_scale
+    assert (scale.beta, scale.length, scale.shift) == (0.1, 8192, 1)
+    assert scale.value(8190) == 1.0 and scale.value(8191) == pytest.approx(1 + 0.1 * math.log(2))
+    ministral = rope_spec(released_config("Ministral 3 (YaRN, llama_4_scaling_beta)"))
+    assert (ministral.query_scale.beta, ministral.query_scale.length) == (0.1, 16384)
+    assert ministral.query_scale.value(16383) == 1.0
+    assert ministral.query_scale.value(262143) == pytest.approx(1 + 0.1 * math.log(16))
+
+
+def test_released_mla_and_per_layer_widths():
+    """DeepSeek-V2-Lite's split MLA head; Gemma 4's per-layer-type widths.
+
+    DeepSeek-V2-Lite: a 64-wide rope part after 128 coordinates without position, equal
+    mscales (attention factor 1) and g(40, 0.707)^2 on the softmax scale. Gemma 4: 256-wide
+    sliding heads, 512-wide global heads of which 'proportional' rotates 0.25 * 512 / 2 = 64
+    pairs.
+    """
+    lite = rope_spec(released_config("DeepSeek-V2-Lite (MLA, YaRN)"))
+    assert (lite.head_dim, lite.nope_dim, lite.output_layout) == (64, 128, "interleaved")
+    assert lite.attention_factor == 1.0
+    assert lite.softmax_scale_factor == pytest.approx((0.1 * 0.707 * math.log(40) + 1) ** 2)
+    config = released_config("Gemma 4 (per-layer head widths, proportional)")
+    local = rope_spec(config, layer_type="sliding_attention")
+    full = rope_spec(config, layer_type="full_attention")
+    assert (local.head_dim, full.head_dim) == (256, 512)
+    assert int((full.inv_freq > 0).sum()) == 64 and full.inv_freq.numel() == 256
+    torch.testing.assert_close(full.inv_freq[:64], inv_freq(512, 1e6)[:64], rtol=0, atol=0)
 
 
 def test_released_special_cases():
@@ -367,7 +426,10 @@ def test_from_hf_config_equals_the_pure_functions(entry, start):
         q = torch.randn(2, 3, seq, spec.head_dim, dtype=F64, generator=gen)
         k = torch.randn(2, 1, seq, spec.head_dim, dtype=F64, generator=gen)
         q_rot, k_rot = rope(q, k, positions)
-        torch.testing.assert_close(q_rot, pure_rotation(spec, q, positions), rtol=0, atol=1e-12)
+        expected_q = pure_rotation(spec, q, positions)
+        if spec.query_scale is not None:  # Ministral 3: sigma(t) on the queries only
+            expected_q = expected_q * spec.query_scale(positions)[:, None]
+        torch.testing.assert_close(q_rot, expected_q, rtol=0, atol=1e-12)
         torch.testing.assert_close(k_rot, pure_rotation(spec, k, positions), rtol=0, atol=1e-12)
 
 

@@ -49,6 +49,13 @@ ROTARY = {
     "qwen3_5_moe": ("qwen3_5_moe", "Qwen3_5MoeTextRotaryEmbedding"),
     "deepseek_v3": ("deepseek_v3", "DeepseekV3RotaryEmbedding"),
     "gpt_oss": ("gpt_oss", "GptOssRotaryEmbedding"),
+    "qwen3": ("qwen3", "Qwen3RotaryEmbedding"),
+    "qwen3_moe": ("qwen3_moe", "Qwen3MoeRotaryEmbedding"),
+    "smollm3": ("smollm3", "SmolLM3RotaryEmbedding"),
+    "llama4_text": ("llama4", "Llama4TextRotaryEmbedding"),
+    "deepseek_v2": ("deepseek_v2", "DeepseekV2RotaryEmbedding"),
+    "ministral3": ("ministral3", "Ministral3RotaryEmbedding"),
+    "gemma4_text": ("gemma4", "Gemma4TextRotaryEmbedding"),
 }
 
 TEXT_TO_FAMILY = {
@@ -139,6 +146,18 @@ def randn(seed, *shape):
 
 def hf_rotate(modeling, model_type, q, k, cos, sin):
     """The family's own rotation of (batch, heads, seq, head_dim) q and k, as its attention does."""
+    if model_type == "llama4_text":  # complex numbers, (batch, seq, heads, head_dim)
+        pair = modeling.apply_rotary_emb(
+            q.transpose(1, 2), k.transpose(1, 2), torch.complex(cos, sin)
+        )
+        return tuple(t.transpose(1, 2) for t in pair)
+    if model_type == "deepseek_v2":  # complex numbers
+        return modeling.apply_rotary_emb(q, k, torch.complex(cos, sin))
+    if model_type == "gemma4_text":  # one tensor at a time, (batch, seq, heads, head_dim)
+        rotate = modeling.apply_rotary_pos_emb
+        return tuple(
+            rotate(x.transpose(1, 2), cos, sin, unsqueeze_dim=2).transpose(1, 2) for x in (q, k)
+        )
     if model_type == "deepseek_v3":  # rope_interleave: read (2i, 2i+1), write half order
         return modeling.apply_rotary_pos_emb_interleave(q, k, cos, sin)
     if model_type in ("phi", "stablelm"):  # the attention splits off the rotary part itself
@@ -188,8 +207,20 @@ def rotate_both(transformers, entry, layer_type, which, *, ours=None, their_tabl
     q, k = randn(seed, 1, 4, seq, spec.head_dim), randn(seed + 1, 1, 2, seq, spec.head_dim)
     hf_positions = positions[:, None, :] if mrope else positions[None, :]  # (3, 1, seq) / (1, seq)
     args = (layer_type,) if layer_type else ()
-    cos, sin = rotary(q, hf_positions, *args)  # (1, seq, 2 * pairs), or (1, seq, pairs)
-    theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+    out = rotary(q, hf_positions, *args)  # (1, seq, 2 * pairs), or (1, seq, pairs)
+    if isinstance(out, torch.Tensor):  # complex (Llama 4, DeepSeek-V2): one entry per pair
+        cos, sin = out.real, out.imag
+        theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+        cos, sin = torch.cat([cos, cos], -1), torch.cat([sin, sin], -1)
+    else:
+        cos, sin = out
+        theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+    if spec.query_scale is not None:  # Ministral 3: the attention scales the rotated queries
+        text = hf_text_config(transformers, entry["config"]).rope_parameters
+        scale = modeling.get_llama_4_attn_scale(
+            hf_positions, text["llama_4_scaling_beta"], text["original_max_position_embeddings"]
+        )
+        theirs = (theirs[0] * scale, theirs[1])
     if their_tables:
         pairs = spec.rotary_dim // 2
         tables = (cos[0, :, :pairs], sin[0, :, :pairs])  # the first half holds each pair once
@@ -211,6 +242,8 @@ def rotation_gap(transformers, entry, layer_type, which, **kwargs):
     )
     bound = torch.tensor([angle_atol(int(p), spec.base) for p in largest], dtype=torch.float64)
     scale = 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    if spec.query_scale is not None:
+        scale *= float(spec.query_scale(largest).max())
     bound = bound[:, None] * scale + 16 * ULP * scale  # (seq, 1): plus the rotation's roundings
     gap, ratio = 0.0, 0.0
     for a, b in zip(mine, theirs, strict=True):
@@ -457,8 +490,11 @@ def tiny_model(transformers, model_type: str, **kwargs):
     config._attn_implementation = "posenc_capture"
     try:
         model = transformers.AutoModel.from_config(config, attn_implementation="posenc_capture")
-    except KeyError:  # GPT-J, CodeGen: their own attention classes, recorded in _attn below
-        model = transformers.AutoModel.from_config(config, attn_implementation="eager")
+    except KeyError:  # GPT-J, CodeGen, Falcon: their own attention classes (recorded below)
+        config._attn_implementation = "sdpa" if model_type == "falcon" else "eager"
+        model = transformers.AutoModel.from_config(
+            config, attn_implementation=config._attn_implementation
+        )
     except ValueError:  # a language model AutoModel does not map: its class, by its config
         modeling = importlib.import_module(
             type(config).__module__.replace("configuration", "modeling")
@@ -491,6 +527,8 @@ def tiny_model(transformers, model_type: str, **kwargs):
             kwargs["position_ids"] = ids
         if "shared_kv_states" in params:  # Gemma 4
             kwargs["shared_kv_states"] = {}
+        if "alibi" in params:  # Falcon
+            kwargs["alibi"] = None
         if hasattr(layer, "_attn") and "position_embeddings" not in params:  # GPT-J, CodeGen
             original = layer._attn
 
@@ -499,8 +537,18 @@ def tiny_model(transformers, model_type: str, **kwargs):
                 return original(query, key, value, *rest, **more)
 
             layer._attn = record
-        with torch.no_grad():
-            layer(**kwargs)
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def record_sdpa(query, key, *rest, **more):  # Falcon calls it in its attention
+            CAPTURED.append((query.detach().double(), key.detach().double()))
+            return sdpa(query, key, *rest, **more)
+
+        torch.nn.functional.scaled_dot_product_attention = record_sdpa
+        try:
+            with torch.no_grad():
+                layer(**kwargs)
+        finally:
+            torch.nn.functional.scaled_dot_product_attention = sdpa
         return CAPTURED[0]
 
     return config, layers, handed
@@ -800,3 +848,15 @@ def test_row_defaults_are_the_config_class_defaults(transformers, model_type):
                      "query_scale", "nope_layers"):  # fmt: skip
             assert getattr(ours, name) == getattr(theirs, name), name
         assert torch.equal(ours.inv_freq, theirs.inv_freq)
+
+
+def test_falcon_rotary_or_alibi(transformers, capture):
+    """Falcon: rotate_half on the whole head, or no RoPE at all with alibi (NoRopeError)."""
+    from posenc_ref.models import NoRopeError
+
+    kwargs = dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=1, vocab_size=32,
+                  new_decoder_architecture=True, num_kv_heads=2)  # fmt: skip
+    specs, _, _ = check_variant(transformers, "falcon", FAR, alibi=False, **kwargs)
+    assert (specs[0].head_dim, specs[0].rotary_dim, specs[0].layout) == (16, 16, "half")
+    with pytest.raises(NoRopeError, match="ALiBi"):
+        rope_spec({"model_type": "falcon", **kwargs, "alibi": True})

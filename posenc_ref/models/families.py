@@ -109,6 +109,9 @@ class Family:
     conflicts : dict
         A (dotted) key the code never reads but a released config uses -> (the quantity it
         looks like, why): refused where it differs from what the code does use.
+    no_rope_when : callable or None
+        ``config -> reason or None``: a config under which the family's model uses no RoPE at
+        all (Falcon with ``alibi``).
     query_scale, nope_query_scale : callable or None
         ``(config[, rope dict]) -> QueryScale``: the query scaling of the rotating layers, of
         the layers without RoPE.
@@ -144,6 +147,7 @@ class Family:
     partial_of: tuple[str, ...] | None = None
     ignored: Mapping[str, str] = field(default_factory=dict)
     conflicts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    no_rope_when: Callable[[Mapping[str, Any]], str | None] | None = None
     query_scale: Callable[[Mapping[str, Any], Mapping[str, Any]], QueryScale | None] | None = None
     nope_query_scale: Callable[[Mapping[str, Any]], QueryScale | None] | None = None
     softmax_mscale: bool = False
@@ -286,8 +290,10 @@ def _cohere2_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
     return [t == "sliding_attention" for t in types]
 
 
-def _pattern_types(key: str, default: int) -> Callable[[Mapping[str, Any], int | None], list[str]]:
-    """``layer_types`` from a sliding-window pattern: every ``key``-th layer is full attention."""
+def _pattern_types(
+    key: str, default: int, other: str = "sliding_attention"
+) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """``layer_types`` from a pattern: every ``key``-th layer full attention, else ``other``."""
 
     def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
         every = config.get(key, default)
@@ -295,9 +301,7 @@ def _pattern_types(key: str, default: int) -> Callable[[Mapping[str, Any], int |
             every = len(every)
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise ValueError(f"{key} must be an integer >= 1, got {every!r}")
-        return [
-            "sliding_attention" if (i + 1) % every else "full_attention" for i in range(count or 0)
-        ]
+        return [other if (i + 1) % every else "full_attention" for i in range(count or 0)]
 
     return rule
 
@@ -550,12 +554,16 @@ _EXCEPTIONS: dict[str, Family] = {
     "qwen3_5": Family(
         head_dim=256, partial=0.25, mrope="interleaved", mrope_section=(11, 11, 10),
         rope_layers=_rotate_types("full_attention"),
+        layer_types=_pattern_types("full_attention_interval", 4, "linear_attention"),
+        reads=frozenset({"full_attention_interval"}),
         source="modeling_qwen3_5.py: interleaved mrope_section on the rotary part of the "
         "full_attention layers; the linear_attention (gated DeltaNet) layers take no position",
     ),
     "qwen3_5_moe": Family(
         head_dim=256, partial=0.25, mrope="interleaved", mrope_section=(11, 11, 10),
         rope_layers=_rotate_types("full_attention"),
+        layer_types=_pattern_types("full_attention_interval", 4, "linear_attention"),
+        reads=frozenset({"full_attention_interval"}),
         source="modeling_qwen3_5_moe.py: interleaved mrope_section on the rotary part of the "
         "full_attention layers; the linear_attention layers take no position",
     ),
@@ -692,6 +700,8 @@ _EXCEPTIONS: dict[str, Family] = {
         head_dim=256,
         partial=0.25,
         rope_layers=_rotate_types("full_attention"),
+        layer_types=_pattern_types("full_attention_interval", 4, "linear_attention"),
+        reads=frozenset({"full_attention_interval"}),
         source="modeling_qwen3_next.py: rotate_half on the first quarter of the head in the "
         "full_attention layers; the linear_attention (gated DeltaNet) layers take no position",
     ),
@@ -700,6 +710,15 @@ _EXCEPTIONS: dict[str, Family] = {
         rope=_types(sliding_attention=(1e4, None), full_attention=None),
         source="modeling_beam.py: rotate_half in the sliding-window layers; the full-attention "
         "layers' rope_parameters are null",
+    ),
+    # --- RoPE or not, by a config flag
+    "falcon": Family(
+        no_rope_when=lambda config: (
+            "ALiBi attention biases (alibi: true)" if config.get("alibi") else None
+        ),
+        reads=frozenset({"alibi"}),
+        source="modeling_falcon.py: rotate_half on the whole head, unless alibi (then ALiBi "
+        "biases and no rotation)",
     ),
     # --- a rotary width from a family key
     "minimax_m2": Family(

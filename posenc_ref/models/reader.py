@@ -530,6 +530,9 @@ def _layers_of(config: Mapping[str, Any], family: Family, layer_type: str | None
     """``(layers using this RoPE or None, layers without RoPE)``."""
     count = _layer_count(config)
     rotating = None
+    said = ("layer_types", "num_hidden_layers", "no_rope_layers")
+    if family.rope_layers is not None and all(config.get(key) is None for key in said):
+        return None, None  # the config does not say which layers there are
     if family.rope_layers is not None:
         rotating = family.rope_layers(config, count)
         if count is not None and len(rotating) != count:
@@ -618,6 +621,8 @@ def rope_spec(
     config, model_type = _language_config(config)
     family, model_type = _family_of(model_type, layout)
     config = family.resolve(config)  # aliases, then the config class's defaults
+    if family.no_rope_when is not None and (reason := family.no_rope_when(config)):
+        raise NoRopeError(model_type, reason)
     for key, what in _NOT_IMPLEMENTED_KEYS.items():
         if config.get(key) not in (None, False):
             raise NotImplementedError(f"{key} ({what}) is not implemented by posenc_ref")
@@ -739,7 +744,7 @@ def rope_spec(
         query_scale=query_scale,
         layers=layers,
         nope_layers=nope_layers,
-        nope_query_scale=nope_query_scale if nope_layers else None,
+        nope_query_scale=nope_query_scale if nope_layers or nope_layers is None else None,
     )
 
 
@@ -806,7 +811,7 @@ def layer_specs(
         spec = rope_spec(config, layout=layout)
         if count is None:
             return [spec]
-        return [None if i in spec.nope_layers else spec for i in range(count)]
+        return [None if i in (spec.nope_layers or ()) else spec for i in range(count)]
     out: list[RopeSpec | None] = []
     for i, layer_type in enumerate(types):
         if layer_type not in per_type:
@@ -817,5 +822,5 @@ def layer_specs(
                     raise
                 per_type[layer_type] = None
         spec = per_type[layer_type]
-        out.append(None if spec is None or i in spec.nope_layers else spec)
+        out.append(None if spec is None or i in (spec.nope_layers or ()) else spec)
     return out if count is not None else [per_type[t] for t in dict.fromkeys(types)]

@@ -131,8 +131,10 @@ class RopeSpec:
     layers : tuple of int or None
         The layers that use this RoPE, where the config says which (per-layer-type configs,
         configs with layers without RoPE); ``None``: every layer.
-    nope_layers : tuple of int
-        The model's layers that use no RoPE at all (SmolLM3, Llama 4); empty elsewhere.
+    nope_layers : tuple of int or None
+        The model's layers that use no RoPE at all (SmolLM3, Llama 4, the linear-attention
+        layers of hybrids); empty where every layer rotates; ``None`` where the family has such
+        layers but the config does not say which (no ``layer_types``, no layer count).
     nope_query_scale : QueryScale or None
         The query scaling the model applies in its layers *without* RoPE (Llama 4's attention
         temperature tuning). No rotation module is involved there: the caller applies it.
@@ -158,7 +160,7 @@ class RopeSpec:
     nope_dim: int = 0
     query_scale: QueryScale | None = None
     layers: tuple[int, ...] | None = None
-    nope_layers: tuple[int, ...] = ()
+    nope_layers: tuple[int, ...] | None = ()
     nope_query_scale: QueryScale | None = None
 
     def __post_init__(self) -> None:
