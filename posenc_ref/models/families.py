@@ -825,6 +825,7 @@ NO_ROPE: dict[str, str] = {
     "falcon_mamba": "no attention and no positional encoding (a state-space model)",
     "jamba": "its attention layers take no positional encoding; the Mamba layers carry order",
 }
+"""``model_type`` -> what its model uses instead of RoPE (it raises ``NoRopeError``)."""
 
 
 def _keys_of(family: Family) -> dict[str, str]:

@@ -21,16 +21,16 @@ class QueryScale:
 
     .. math::
 
-        \sigma(t) = 1 + \beta \ln\!\left(1 + \left\lfloor \frac{t + c}{L_\sigma} \right\rfloor
+        \sigma(t) = 1 + \beta \ln\!\left(1 + \left\lfloor \frac{t + c}{T} \right\rfloor
         \right)
 
     Ministral 3 and Mistral 4 multiply every rotated query by it (``llama_4_scaling_beta``
-    :math:`\beta`, :math:`L_\sigma` = ``original_max_position_embeddings``, :math:`c = 0`);
+    :math:`\beta`, :math:`T` = ``original_max_position_embeddings``, :math:`c = 0`);
     Llama 4 multiplies the queries of its layers *without* RoPE by it
-    (``attn_scale`` :math:`\beta`, ``floor_scale`` :math:`L_\sigma`, :math:`c = 1`: its
+    (``attn_scale`` :math:`\beta`, ``floor_scale`` :math:`T`, :math:`c = 1`: its
     "attention-temperature tuning"). :math:`\sigma = 1` for every position below
-    :math:`L_\sigma - c`, so it changes nothing inside the window it was trained on, and it grows
-    by :math:`\beta \ln 2` at the first multiple of :math:`L_\sigma`, :math:`\beta \ln 3` at the
+    :math:`T - c`, so it changes nothing inside the window it was trained on, and it grows
+    by :math:`\beta \ln 2` at the first multiple of :math:`T`, :math:`\beta \ln 3` at the
     second, ... Since only the query is scaled, the attention logits grow by :math:`\sigma(m)`:
     a sharper softmax far from the start. Derived on the site:
     [position-dependent query scaling](models.md#models-query-scale).
@@ -40,7 +40,7 @@ class QueryScale:
     beta : float
         :math:`\beta > 0`.
     length : int
-        :math:`L_\sigma \ge 1`.
+        :math:`T \ge 1`.
     shift : int
         :math:`c`: 0 (Ministral 3, Mistral 4) or 1 (Llama 4).
     source : str
