@@ -612,3 +612,67 @@ def test_partial_rotary_decay_bound_covers_only_the_rotated_part(
     partial_sums = torch.cumsum(phasors, 0).abs()  # |S_1| .. |S_N|
     bound = float((h[1:] - h[:-1]).abs().max() * partial_sums.sum())
     assert abs(rotated) <= bound * (1 + 1e-12) + 1e-12
+
+
+# --- the position-dependent query scaling (models.md#models-query-scale) -----------------------
+
+
+@given(st.floats(0.01, 2.0), st.integers(1, 1 << 16), st.sampled_from([0, 1]),
+       st.integers(0, 1 << 40))  # fmt: skip
+@example(0.1, 8192, 1, 8191)
+@example(0.1, 16384, 0, 16384)
+def test_query_scale_is_the_staircase_of_the_page(beta, length, shift, t):
+    """sigma(t) = 1 + beta ln(1 + floor((t + c) / T)), as the page derives it.
+
+    1 inside the first step, nondecreasing, the tensor form equals the Python form, and
+    1 + beta ln(t / T) far out.
+    """
+    from posenc_ref.models import QueryScale
+
+    scale = QueryScale(beta, length, shift)
+    steps = (t + shift) // length
+    assert scale.value(t) == pytest.approx(1 + beta * math.log1p(steps), rel=1e-12)
+    assert float(scale(torch.tensor([t]))[0]) == pytest.approx(scale.value(t), rel=1e-12)
+    if t + shift < length:
+        assert scale.value(t) == 1.0
+    assert scale.value(t + length) >= scale.value(t)
+    if steps >= 1000:
+        far = 1 + beta * math.log((t + shift) / length)
+        assert abs(scale.value(t) - far) <= 2 * beta / steps
+
+
+def test_module_query_scale_multiplies_queries_only():
+    """RotaryEmbedding(query_scale=sigma): q -> sigma(t) R_t q, k -> R_t k, offsets included."""
+    from posenc_ref.models import QueryScale
+
+    scale = QueryScale(0.1, 16, 0)
+    scaled = RotaryEmbedding(8, layout="half", query_scale=scale)
+    plain = RotaryEmbedding(8, layout="half")
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 1, 2, 5, 8, dtype=F64, generator=gen)
+    for kwargs in ({"positions": torch.tensor([0, 15, 16, 47, 1000])}, {"offset": 30}):
+        q_s, k_s = scaled(q, k, **kwargs)
+        q_p, k_p = plain(q, k, **kwargs)
+        where = kwargs.get("positions", torch.arange(30, 35))
+        torch.testing.assert_close(q_s, q_p * scale(where)[:, None], rtol=1e-15, atol=0)
+        assert torch.equal(k_s, k_p)
+    with pytest.raises(TypeError, match="query_scale"):
+        RotaryEmbedding(8, query_scale=0.1)
+    with pytest.raises(ValueError, match="M-RoPE"):
+        RotaryEmbedding(8, mrope_section=[2, 1, 1], query_scale=scale)
+
+
+def test_layer_specs_lists_every_layer():
+    """One entry per layer, None where the layer has no RoPE, one spec object per layer type."""
+    from posenc_ref.models import layer_specs
+
+    config = released_config("Gemma 3")
+    config["text_config"].update(
+        num_hidden_layers=6, layer_types=["sliding_attention"] * 5 + ["full_attention"]
+    )
+    gemma = layer_specs(config)
+    assert [s.layer_type for s in gemma] == ["sliding_attention"] * 5 + ["full_attention"]
+    assert gemma[0] is gemma[4] and gemma[0] is not gemma[5]
+    smol = layer_specs(released_config("SmolLM3-3B (NoPE layers)"))
+    assert [s is None for s in smol] == [False, False, False, True] * 9
+    assert len(layer_specs({"model_type": "llama", "head_dim": 64})) == 1  # no layer count
