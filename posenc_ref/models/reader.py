@@ -10,21 +10,15 @@ its code decides and its config does not say). There is no per-family or per-typ
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from .._checks import check_int, check_layout, check_positive_float
-from .families import (
-    FAMILIES,
-    NO_ROPE,
-    TEXT_MODEL_TYPES,
-    Family,
-    _lookup,
-    family_keys,
-    keys_read_by,
-)
+from .._checks import check_layout
+from ._layers import _layer_count, _layer_overrides, _layers_of
+from ._rope_dict import MROPE_KEYS, _choose_layer_type, _meaning, _mrope, _rope_dicts
+from ._values import NoRopeError, _length, _name, _plain, _real, _same, _show
+from .families import FAMILIES, NO_ROPE, TEXT_MODEL_TYPES, keys_read_by
+from .family import Family, _lookup, family_keys
 from .rope_types import COMMON_KEYS, ROPE_TYPES, TypeArgs
 from .spec import RopeSpec
 
@@ -34,7 +28,6 @@ __all__ = ["rope_spec", "layer_specs", "NoRopeError", "TABLE_TRANSFORMERS_VERSIO
 # and the sweep run each family's own code).
 TABLE_TRANSFORMERS_VERSION = "5.23"
 
-_MROPE_KEYS = frozenset({"mrope_section", "mrope_interleaved"})
 # RoPE-related keys of configs that run custom code (not transformers): known, not implemented.
 _NOT_IMPLEMENTED_KEYS = {
     "rope_ratio": "ChatGLM's base multiplier (custom code)",
@@ -43,107 +36,6 @@ _NOT_IMPLEMENTED_KEYS = {
     "rope_scaling_type": "a custom-code scaling switch",
 }
 _NOT_IMPLEMENTED_TYPES = {"axial": "2-D (axial) RoPE of vision encoders"}
-# Integers a config can hold as lengths: beyond 2**53 a ratio of two lengths is no longer exact
-# in float64, and positions that far are past every table (a position is an int64).
-_MAX_LENGTH = 2**53
-
-
-class NoRopeError(ValueError):
-    """The config's model uses no RoPE at all (it is not an unknown family).
-
-    ``model_type`` names the family and ``reason`` says what the model does instead, as far as
-    posenc_ref knows (learned absolute positions, ALiBi, relative buckets, no positions at all).
-    :func:`posenc_ref.models.rope_spec` raises it; a caller that explains every positional
-    encoding catches it.
-    """
-
-    def __init__(self, model_type: str | None, reason: str) -> None:
-        self.model_type = model_type
-        self.reason = reason
-        super().__init__(f"model_type {model_type!r} uses no RoPE: {reason}")
-
-
-# --------------------------------------------------------------------------- plain values
-
-
-def _show(value: object) -> str:
-    """A value for an error message (a 5,000-digit integer is described, not printed)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        digits = len(str(abs(int(value)))) if abs(int(value)) < 10**100 else None
-        if digits is None:
-            return f"an integer of about {int(value).bit_length() * 0.30103:.0f} digits"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _name(what: str, value: object) -> str:
-    """A name-valued entry (model_type, rope_type, a layer type): a string, or raise."""
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a string, got {type(value).__name__} {_show(value)}")
-    return value
-
-
-def _length(name: str, value: object, minimum: int = 1) -> int:
-    """A length or width from a config: an integer (an integral float is accepted) in range."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        if abs(value) >= _MAX_LENGTH:
-            raise ValueError(f"{name} must be an integer below 2**53, got {value!r}")
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {_show(value)}")
-    if value >= _MAX_LENGTH:
-        raise ValueError(
-            f"{name} must be an integer below 2**53 (positions are int64 and lengths enter "
-            f"float64 ratios), got {_show(value)}"
-        )
-    return check_int(name, int(value), minimum=minimum)
-
-
-def _real(name: str, value: object) -> float:
-    """A positive finite real from a config (a huge integer is a clear ValueError)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if abs(int(value)) >= 2**1000:
-            raise ValueError(f"{name} must be a finite number, got {_show(value)}")
-    return check_positive_float(name, value)
-
-
-def _plain(config: object) -> dict[str, Any]:
-    """The config as a top-level dict (only the parts read are copied, later)."""
-    if isinstance(config, Mapping):
-        return dict(config)
-    to_dict = getattr(config, "to_dict", None)
-    if callable(to_dict):  # a transformers PreTrainedConfig (never imported here)
-        return dict(to_dict())
-    raise TypeError(
-        "config must be a dict (the contents of config.json) or a transformers config object, "
-        f"got {type(config).__name__}"
-    )
-
-
-def _copy(value: object, where: str) -> Any:
-    """A copy of a (JSON-like) value; nesting past what Python can walk is a clear error."""
-    try:
-        if isinstance(value, Mapping):
-            return {key: _copy(item, where) for key, item in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [_copy(item, where) for item in value]
-    except RecursionError:
-        raise ValueError(f"{where} is nested too deeply to be a model config") from None
-    return value
-
-
-def _same(name: str, first: object, second: object, where: tuple[str, str]) -> object:
-    """Return the value given in one or both places; raise if both give different values."""
-    if first is None:
-        return second
-    if second is not None and first != second:
-        raise ValueError(
-            f"inconsistent {name}: {where[0]} gives {_show(first)} but {where[1]} gives "
-            f"{_show(second)}"
-        )
-    return first
-
-
 # --------------------------------------------------------------------------- the language model
 
 
@@ -248,175 +140,6 @@ def _refuse_other_families_keys(config: Mapping[str, Any], family: Family, model
         raise ValueError(f"{key} is read by {how}; not by {whose} code{hint}")
 
 
-def _layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[str, Any]:
-    """The per_layer_config of transformers (layer index -> keys it overrides), for a type."""
-    per_layer = config.get("per_layer_config")
-    if not per_layer:
-        return {}
-    if not isinstance(per_layer, Mapping):
-        raise TypeError(
-            f"per_layer_config must be a dict of layer index -> keys, got {_show(per_layer)}"
-        )
-    types = config.get("layer_types")
-    found: list[dict[str, Any]] = []
-    for index, overrides in per_layer.items():
-        try:
-            layer = int(index)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"per_layer_config keys must be layer indices, got {_show(index)}"
-            ) from None
-        if not isinstance(overrides, Mapping):
-            raise TypeError(f"per_layer_config[{index!r}] must be a dict, got {_show(overrides)}")
-        if types is None or not 0 <= layer < len(types):
-            raise ValueError(
-                f"per_layer_config names layer {layer}, which layer_types does not have"
-            )
-        if types[layer] == layer_type:
-            found.append(dict(overrides))
-    if not found:
-        return {}
-    if any(f != found[0] for f in found) or len(found) != list(types).count(layer_type):
-        raise ValueError(
-            f"per_layer_config gives the {layer_type!r} layers different values; posenc_ref reads "
-            "one RoPE per layer type"
-        )
-    return found[0]
-
-
-# --------------------------------------------------------------------------- the RoPE dict
-
-
-def _is_nested(rope: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
-    """One RoPE dict per layer type (transformers' rule: keys that are the config's layer types)."""
-    if not rope:
-        return False
-    known = COMMON_KEYS | _MROPE_KEYS | frozenset().union(*(t.keys for t in ROPE_TYPES.values()))
-    return all(
-        key not in known and (value is None or isinstance(value, Mapping))
-        for key, value in rope.items()
-    )
-
-
-def _meaning(rope: Mapping[str, Any], family: Family, where: str) -> dict[str, Any]:
-    """A RoPE dict compared by what it means: one spelling of the type, legacy names mapped."""
-    out = dict(rope)
-    names = [out.pop("rope_type", None), out.pop("type", None)]
-    given = []
-    for label, name in zip((f"{where}['rope_type']", f"{where}['type']"), names, strict=True):
-        if name is not None:
-            given.append(family.legacy_types.get(_name(label, name), name))
-    if len(given) == 2 and given[0] != given[1]:
-        raise ValueError(
-            f"inconsistent rope_type {names[0]!r} and type {names[1]!r} in {where} (they mean "
-            f"{given[0]!r} and {given[1]!r})"
-        )
-    out["rope_type"] = given[0] if given else "default"
-    return out
-
-
-def _rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], object]:
-    """The RoPE dict (or the dict of per-layer-type dicts) and the top-level base."""
-    parameters = config.get("rope_parameters")
-    scaling = config.get("rope_scaling")
-    for name, value in (("rope_parameters", parameters), ("rope_scaling", scaling)):
-        if value is not None and not isinstance(value, Mapping):
-            raise TypeError(f"{name} must be a dict or null, got {_show(value)}")
-    parameters = _copy(parameters, "rope_parameters") or {}
-    scaling = _copy(scaling, "rope_scaling") or {}
-    if parameters and scaling:
-        # The same RoPE may be written both ways (a transformers object keeps the old
-        # rope_scaling next to rope_parameters): compare what they mean, not how they are spelled.
-        if _is_nested(parameters, config) or _is_nested(scaling, config):
-            same = parameters == scaling
-        else:
-            a = _meaning(parameters, family, "rope_parameters")
-            b = _meaning(scaling, family, "rope_scaling")
-            theta = _same("rope_theta", a.pop("rope_theta", None), b.pop("rope_theta", None),
-                          ("rope_parameters", "rope_scaling"))  # fmt: skip
-            same = a == b
-            if same and theta is not None:
-                parameters = {**parameters, "rope_theta": theta}
-        if not same:
-            raise ValueError(
-                f"inconsistent rope_parameters {_show(parameters)} and rope_scaling "
-                f"{_show(scaling)}: they mean different RoPEs; give one (transformers >= 5 "
-                "writes rope_parameters)"
-            )
-    rope = parameters or scaling
-    top_theta = config.get("rope_theta")
-    for legacy, spec in family.legacy_keys.items():
-        if spec.quantity == "rope_theta" and config.get(legacy) is not None:
-            top_theta = _same("rope_theta", top_theta, config[legacy], ("rope_theta", legacy))
-    return rope, top_theta
-
-
-def _choose_layer_type(
-    rope: dict[str, Any], top_theta: object, config: dict[str, Any], family: Family,
-    layer_type: str | None,
-) -> tuple[dict[str, Any], str | None]:  # fmt: skip
-    """The one RoPE dict that applies (with rope_theta filled in), and the layer type."""
-    if layer_type is not None:
-        _name("layer_type", layer_type)
-    if family.per_layer_theta is not None and not _is_nested(rope, config):
-        # Gemma 3's older form: rope_theta and rope_scaling for full attention,
-        # rope_local_base_freq for the sliding-window layers.
-        full = dict(rope) if rope else {"rope_type": "default"}
-        full.setdefault("rope_theta", top_theta)
-        rope = {
-            "full_attention": full,
-            "sliding_attention": {
-                "rope_type": "default",
-                "rope_theta": config.get(family.local_base_key),
-            },
-        }
-        top_theta = None
-
-    if _is_nested(rope, config):
-        if layer_type is None:
-            raise ValueError(
-                f"this config has one RoPE per layer type ({', '.join(rope)}): pass layer_type="
-            )
-        if layer_type not in rope:
-            raise ValueError(
-                f"layer_type {layer_type!r} is not in the config's per-layer RoPE "
-                f"({', '.join(rope)})"
-            )
-        chosen = rope[layer_type]
-        if chosen is None:
-            raise ValueError(f"layer type {layer_type!r} has no RoPE (its rope_parameters is null)")
-        chosen = dict(chosen)
-        if chosen.get("rope_theta") is None:
-            default = family.theta_default(layer_type)
-            chosen["rope_theta"] = top_theta if top_theta is not None else default
-        elif top_theta is not None and family.per_layer_theta is None:
-            _same(
-                "rope_theta", chosen["rope_theta"], top_theta, ("rope_parameters", "the top level")
-            )
-        return chosen, layer_type
-
-    if layer_type is not None:
-        types = config.get("layer_types")
-        if types is None:
-            raise ValueError(
-                f"layer_type={layer_type!r}, but this config has one RoPE for every layer and no "
-                "layer_types: leave layer_type out"
-            )
-        if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
-            raise TypeError(f"layer_types must be a list of strings, got {_show(types)}")
-        if layer_type not in types:
-            raise ValueError(
-                f"layer_type {layer_type!r} is not one of the config's layer_types "
-                f"({', '.join(sorted(set(types)))})"
-            )
-    rope = dict(rope)
-    theta = _same(
-        "rope_theta", rope.get("rope_theta"), top_theta, ("the RoPE dict", "the top level")
-    )
-    rope["rope_theta"] = family.theta_default(layer_type) if theta is None else theta
-    return rope, layer_type
-
-
 # --------------------------------------------------------------------------- widths
 
 
@@ -518,41 +241,6 @@ def _rotary_dim(
     return rotary, partial
 
 
-# --------------------------------------------------------------------------- layers
-
-
-def _layer_count(config: Mapping[str, Any]) -> int | None:
-    value = config.get("num_hidden_layers")
-    return None if value is None else _length("num_hidden_layers", value)
-
-
-def _layers_of(config: Mapping[str, Any], family: Family, layer_type: str | None):
-    """``(layers using this RoPE or None, layers without RoPE)``."""
-    count = _layer_count(config)
-    rotating = None
-    said = ("layer_types", "num_hidden_layers", "no_rope_layers")
-    if family.rope_layers is not None and all(config.get(key) is None for key in said):
-        return None, None  # the config does not say which layers there are
-    if family.rope_layers is not None:
-        rotating = family.rope_layers(config, count)
-        if count is not None and len(rotating) != count:
-            raise ValueError(
-                f"the config lists {len(rotating)} layers with or without RoPE but has "
-                f"num_hidden_layers={count}"
-            )
-    types = config.get("layer_types")
-    if layer_type is None and rotating is None:
-        return None, ()
-    n = len(rotating) if rotating is not None else len(types or [])
-    layers = tuple(
-        i for i in range(n)
-        if (rotating is None or rotating[i])
-        and (layer_type is None or types is None or types[i] == layer_type)
-    )  # fmt: skip
-    nope = tuple(i for i in range(n) if rotating is not None and not rotating[i])
-    return layers, nope
-
-
 # --------------------------------------------------------------------------- the reader
 
 
@@ -644,11 +332,11 @@ def rope_spec(
         raise ValueError(f"unknown rope_type {rope_type!r}; known: {', '.join(ROPE_TYPES)}")
     kind = ROPE_TYPES[rope_type]
     allowed = COMMON_KEYS | kind.keys | family.rope_keys
-    allowed |= _MROPE_KEYS if family.mrope else frozenset()
+    allowed |= MROPE_KEYS if family.mrope else frozenset()
     unknown = sorted(set(rope) - allowed)
     if unknown:
         mrope_hint = ""
-        if set(unknown) & _MROPE_KEYS:
+        if set(unknown) & MROPE_KEYS:
             mrope_hint = f" ({model_type!r}'s code has no M-RoPE)"
         raise ValueError(
             f"RoPE key(s) {unknown} are not read by rope_type {rope_type!r}{mrope_hint}; it reads "
@@ -746,32 +434,6 @@ def rope_spec(
         nope_layers=nope_layers,
         nope_query_scale=nope_query_scale if nope_layers or nope_layers is None else None,
     )
-
-
-def _mrope(rope: Mapping[str, Any], family: Family, rotary_dim: int, model_type):
-    """M-RoPE sections (checked once, here, for the spec and the module alike)."""
-    if family.mrope is None:
-        return None, False
-    from ..mrope import mrope_pair_rows
-
-    raw = rope.get("mrope_section", family.default_mrope_section)
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)) or len(raw) != 3:
-        raise ValueError(f"mrope_section must be three pair counts, got {_show(raw)}")
-    section = tuple(_length(f"mrope_section[{j}]", n, 0) for j, n in enumerate(raw))
-    if sum(section) != rotary_dim // 2:
-        raise ValueError(
-            f"mrope_section {list(section)} sums to {sum(section)} pairs but the rotary part "
-            f"has rotary_dim // 2 = {rotary_dim // 2}"
-        )
-    interleaved = family.mrope == "interleaved"
-    flag = rope.get("mrope_interleaved")
-    if flag is not None and bool(flag) != interleaved:
-        raise ValueError(
-            f"mrope_interleaved={flag!r} contradicts {model_type}'s code, which assigns "
-            f"sections {family.mrope!r}"
-        )
-    mrope_pair_rows(section, interleaved=interleaved)  # the one check that a section can be dealt
-    return section, interleaved
 
 
 def layer_specs(
