@@ -53,21 +53,31 @@ def _layer_count(config: Mapping[str, Any]) -> int | None:
     return None if value is None else _length("num_hidden_layers", value)
 
 
-def _layers_of(config: Mapping[str, Any], family: Family, layer_type: str | None):
-    """``(layers using this RoPE or None, layers without RoPE)``."""
+def _layers_of(
+    config: Mapping[str, Any], family: Family, layer_type: str | None, null_types=frozenset()
+):
+    """``(layers using this RoPE or None, layers without RoPE)``.
+
+    ``null_types``: layer types whose RoPE dict is null (Beam's global layers): no RoPE there.
+    """
     count = _layer_count(config)
     rotating = None
-    said = ("layer_types", "num_hidden_layers", "no_rope_layers")
+    types = config.get("layer_types")
+    if null_types and types is not None:
+        rotating = [t not in null_types for t in types]
+    said = ("layer_types", "num_hidden_layers", "no_rope_layers", "layer_rope_theta")
     if family.rope_layers is not None and all(config.get(key) is None for key in said):
         return None, None  # the config does not say which layers there are
     if family.rope_layers is not None:
-        rotating = family.rope_layers(config, count)
+        by_rule = family.rope_layers(config, count)
+        if rotating is not None and len(by_rule) == len(rotating):
+            by_rule = [a and b for a, b in zip(by_rule, rotating, strict=True)]
+        rotating = by_rule
         if count is not None and len(rotating) != count:
             raise ValueError(
                 f"the config lists {len(rotating)} layers with or without RoPE but has "
                 f"num_hidden_layers={count}"
             )
-    types = config.get("layer_types")
     if layer_type is None and rotating is None:
         return None, ()
     n = len(rotating) if rotating is not None else len(types or [])

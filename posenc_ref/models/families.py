@@ -19,6 +19,7 @@ from typing import Any
 from .family import Family, Legacy, _absolute, _fraction_of_head, _keys_of, family_keys
 from .rules import (
     _cohere2_layers,
+    _layer_rope_theta,
     _llama4_temperature,
     _llama_4_scaling,
     _no_rope_layers,
@@ -162,8 +163,28 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "modernbert-decoder": dict(theta={"full_attention": 160_000.0, "sliding_attention": 10_000.0},
         rope=_types(sliding_attention=(1e4, None), full_attention=(1.6e5, None))),
     "molmo2_text": dict(head_dim=128),
-    "muse_glimmer_text": dict(head_dim=128),
-    "muse_spark_text": dict(head_dim=64, theta=500_000.0),
+    "csm_depth_decoder_model": dict(theta=500_000.0),
+    "dots1": dict(),
+    "emu3_text_model": dict(theta=1_000_000.0),
+    "gpt_neox_japanese": dict(),
+    "granite4_vision_text": dict(),
+    "gte": dict(theta=160_000.0),
+    "hunyuan_v1_dense": dict(),
+    "hunyuan_v1_moe": dict(),
+    "jina_embeddings_v3": dict(theta=20_000.0),
+    "ministral": dict(),
+    "mllama_text_model": dict(theta=500_000.0),
+    "modernbert": dict(theta={"full_attention": 160_000.0, "sliding_attention": 10_000.0},
+        rope=_types(sliding_attention=(1e4, None), full_attention=(1.6e5, None))),
+    "nanochat": dict(),
+    "nemotron": dict(partial=0.5),
+    "nomic_bert": dict(theta=1000.0),
+    "openai_privacy_filter": dict(layout="interleaved", theta=150_000.0, head_dim=64,
+        rope={"rope_type": "yarn",
+        "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+        "original_max_position_embeddings": 4096}),
+    "phi4_multimodal": dict(),
+    "unlimited_ocr_text": dict(),
     "olmo": dict(),
     "olmo2": dict(),
     "olmo3": dict(theta=500_000.0,
@@ -277,6 +298,7 @@ _EXCEPTIONS: dict[str, Family] = {
     "glm_moe_dsa": _mla("glm_moe_dsa", "interleave", defaults={"qk_nope_head_dim": 192}),
     "bailing_hybrid": _mla(
         "bailing_hybrid", "interleave", theta=6_000_000.0,
+        aliases={"max_position_embeddings": "model_max_length"},
         rope_layers=_rotate_types("full_attention"),
     ),
     # its rotary module reads head_dim (default 64), which must be the rope part's width
@@ -327,12 +349,14 @@ _EXCEPTIONS: dict[str, Family] = {
         rope_layers=_no_rope_layers,
         layer_types=_no_rope_types("chunked_attention", "full_attention"),
         nope_query_scale=_llama4_temperature,
+        normalized_after=lambda config: bool(config.get("use_qk_norm", True)),
         reads=frozenset({"no_rope_layers", "no_rope_layer_interval", "attn_temperature_tuning",
-                         "attn_scale", "floor_scale"}),
+                         "attn_scale", "floor_scale", "use_qk_norm"}),
         source="modeling_llama4.py: the pairs (2i, 2i+1) as complex numbers (view_as_complex) "
         "times freqs_cis in the layers where no_rope_layers[i] is 1; the others take no rotation "
         "and, with attn_temperature_tuning, scale their queries by 1 + attn_scale "
-        "ln(1 + floor((t + 1) / floor_scale))",
+        "ln(1 + floor((t + 1) / floor_scale)); with use_qk_norm, q and k are L2-normalized "
+        "right after the rotation (an attention factor cancels)",
     ),
     "cohere2": Family(
         layout="interleaved",
@@ -378,6 +402,31 @@ _EXCEPTIONS: dict[str, Family] = {
         head_dim=128,
         rope_layers=_sliding_layers_only,
         source="modeling_afmoe.py: rotate_half in the local (sliding-window) layers only",
+    ),
+    "muse_glimmer_text": Family(
+        head_dim=128,
+        rope_layers=_layer_rope_theta,
+        reads=frozenset({"layer_rope_theta"}),
+        source="modeling_muse_glimmer.py: rotate_half in the layers whose layer_rope_theta is "
+        "not 0 (default: every fourth counted back from the last has none)",
+    ),
+    "muse_spark_text": Family(
+        head_dim=64,
+        theta=500_000.0,
+        rope_layers=_layer_rope_theta,
+        reads=frozenset({"layer_rope_theta"}),
+        source="modeling_muse_spark.py: rotate_half in the layers whose layer_rope_theta is not "
+        "0 (default: every fourth counted back from the last has none)",
+    ),
+    "lfm3": Family(
+        theta=1_000_000.0,
+        head_dim=128,
+        rope={"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+              "full_attention": {"rope_type": "proportional", "rope_theta": 1_000_000.0,
+                                 "partial_rotary_factor": 0.5}},
+        rope_layers=_rotate_types("full_attention", "sliding_attention"),
+        source="modeling_lfm3.py: rotate_half with one table per layer type ('proportional' in "
+        "the full-attention layers); its conv layers take no position",
     ),
     # hybrids: their linear-attention layers take no position
     "minimax": Family(

@@ -101,6 +101,10 @@ class Family:
     conflicts : dict
         A (dotted) key the code never reads but a released config uses -> (the quantity it
         looks like, why): refused where it differs from what the code does use.
+    normalized_after : callable or None
+        ``config -> bool``: the code L2-normalizes each query and key head right after the
+        rotation (Llama 4's ``use_qk_norm``). The norm commutes with the rotation and cancels a
+        factor on cos and sin, so the spec's attention factor is 1; the caller applies the norm.
     no_rope_when : callable or None
         ``config -> reason or None``: a config under which the family's model uses no RoPE at
         all (Falcon with ``alibi``).
@@ -140,6 +144,7 @@ class Family:
     ignored: Mapping[str, str] = field(default_factory=dict)
     conflicts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     no_rope_when: Callable[[Mapping[str, Any]], str | None] | None = None
+    normalized_after: Callable[[Mapping[str, Any]], bool] | None = None
     query_scale: Callable[[Mapping[str, Any], Mapping[str, Any]], QueryScale | None] | None = None
     nope_query_scale: Callable[[Mapping[str, Any]], QueryScale | None] | None = None
     softmax_mscale: bool = False

@@ -15,7 +15,14 @@ from typing import Any
 
 from .._checks import check_layout
 from ._layers import _layer_count, _layer_overrides, _layers_of
-from ._rope_dict import MROPE_KEYS, _choose_layer_type, _meaning, _mrope, _rope_dicts
+from ._rope_dict import (
+    MROPE_KEYS,
+    _choose_layer_type,
+    _is_nested,
+    _meaning,
+    _mrope,
+    _rope_dicts,
+)
 from ._values import NoRopeError, _length, _name, _plain, _real, _same, _show
 from .families import FAMILIES, NO_ROPE, TEXT_MODEL_TYPES, keys_read_by
 from .family import Family, _lookup, family_keys
@@ -321,6 +328,11 @@ def rope_spec(
         config = {**config, **overrides}
 
     rope, top_theta = _rope_dicts(config, family)
+    null_types = (
+        frozenset(k for k, v in rope.items() if v is None)
+        if _is_nested(rope, config)
+        else frozenset()
+    )
     rope, layer_type = _choose_layer_type(rope, top_theta, config, family, layer_type)
     rope = _meaning(rope, family, "the RoPE dict")
     rope_type = rope["rope_type"]
@@ -384,6 +396,10 @@ def rope_spec(
             _real(key, rope[key])  # a 5,000-digit number is a ValueError, never an OverflowError
 
     read = kind.read(TypeArgs(rope, rotary_dim, head_dim, partial, base, max_len, original))
+    if family.normalized_after is not None and family.normalized_after(config):
+        # q and k are L2-normalized right after the rotation (Llama 4's qk_norm): the norm
+        # commutes with the rotation and cancels any factor on cos and sin.
+        read = _without_attention_factor(read, rotary_dim, base)
 
     layout_used, output_layout = family.layout, family.output_layout
     if family.layout_key is not None:
@@ -403,7 +419,7 @@ def rope_spec(
         )
 
     section, interleaved = _mrope(rope, family, rotary_dim, model_type)
-    layers, nope_layers = _layers_of(config, family, layer_type)
+    layers, nope_layers = _layers_of(config, family, layer_type, null_types)
     query_scale = family.query_scale(config, rope) if family.query_scale else None
     nope_query_scale = family.nope_query_scale(config) if family.nope_query_scale else None
     nope_dim = 0
@@ -434,6 +450,21 @@ def rope_spec(
         nope_layers=nope_layers,
         nope_query_scale=nope_query_scale if nope_layers or nope_layers is None else None,
     )
+
+
+def _without_attention_factor(read, rotary_dim: int, base: float):
+    """The same frequencies with attention factor 1 (what a following L2 norm leaves of it)."""
+    from dataclasses import replace as _replace
+
+    from ..rope_scaling import ScaledFrequencies
+    from .rope_types import _transform
+
+    if read.freqs.attention_factor == 1.0:
+        return read
+    if read.scaling is None:
+        return _replace(read, freqs=ScaledFrequencies(read.freqs.inv_freq, 1.0))
+    scaling = {**read.scaling, "attention_factor": 1.0}  # yarn and longrope: the final value
+    return _replace(read, scaling=scaling, freqs=_transform(scaling, rotary_dim, base))
 
 
 def layer_specs(
@@ -474,8 +505,13 @@ def layer_specs(
         if count is None:
             return [spec]
         return [None if i in (spec.nope_layers or ()) else spec for i in range(count)]
+    rotating = family.rope_layers(plain, count) if family.rope_layers is not None else None
     out: list[RopeSpec | None] = []
     for i, layer_type in enumerate(types):
+        if layer_type not in per_type:
+            of_type = [j for j, t in enumerate(types) if t == layer_type]
+            if rotating is not None and not any(rotating[j] for j in of_type):
+                per_type[layer_type] = None  # layers its code never rotates (LFM3's conv layers)
         if layer_type not in per_type:
             try:
                 per_type[layer_type] = rope_spec(config, layer_type=layer_type, layout=layout)

@@ -123,3 +123,25 @@ def _llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
     return _check_query_scale(
         config.get("attn_scale", 0.1), config.get("floor_scale", 8192), 1, "attn_scale, floor_scale"
     )
+
+
+def _layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """Muse Glimmer, Muse Spark: a layer rotates where ``layer_rope_theta[i]`` is not 0.
+
+    Absent, the config class makes every fourth layer counted back from the last a NoPE layer.
+    Its code rotates every other layer with ``rope_theta``: a non-zero per-layer value different
+    from the others would be ignored by it, so it is refused.
+    """
+    listed = config.get("layer_rope_theta")
+    if listed is None:
+        if count is None:
+            raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
+        return [(count - 1 - i) % 4 != 0 for i in range(count)]
+    if not isinstance(listed, (list, tuple)):
+        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    if len({v for v in listed if v}) > 1:
+        raise ValueError(
+            "layer_rope_theta gives different non-zero bases; transformers 5.23's code rotates "
+            "every such layer with rope_theta (the values only switch RoPE off where 0)"
+        )
+    return [bool(v) for v in listed]
