@@ -51,6 +51,7 @@ from torch import nn
 
 from ._checks import (
     check_base,
+    check_bool,
     check_dim,
     check_float_dtype,
     check_int,
@@ -611,6 +612,9 @@ class RotaryEmbedding(nn.Module):
         multiplied by :math:`\sigma(t)` at their positions :math:`t` (Ministral 3's and Mistral
         4's ``llama_4_scaling_beta``); keys are not. ``None``: no scaling. Explained on the site:
         [position-dependent query scaling](models.md#models-query-scale).
+    clockwise
+        Rotate by :math:`-t\,\omega_i` instead of :math:`t\,\omega_i` (NanoChat's code): the
+        transpose of each rotation, so scores depend on :math:`m - p` instead of :math:`p - m`.
 
     Examples
     --------
@@ -635,6 +639,7 @@ class RotaryEmbedding(nn.Module):
         mrope_interleaved: bool = False,
         output_layout: str | None = None,
         query_scale: QueryScale | None = None,
+        clockwise: bool = False,
     ) -> None:
         super().__init__()
         self.head_dim = check_dim(head_dim, "head_dim")
@@ -665,6 +670,7 @@ class RotaryEmbedding(nn.Module):
         if query_scale is not None and self.mrope_section is not None:
             raise ValueError("query_scale with M-RoPE is not supported (no model uses both)")
         self.query_scale = query_scale
+        self.clockwise = check_bool("clockwise", clockwise)
         # The model config this module was built from (from_hf_config), else None.
         self.spec: RopeSpec | None = None
         self.method, self.scaling_params, freqs, self._per_call_after = _resolve_scaling(
@@ -861,7 +867,7 @@ class RotaryEmbedding(nn.Module):
             y = apply_rope(
                 x,
                 cos.to(x.device),
-                sin.to(x.device),
+                -sin.to(x.device) if self.clockwise else sin.to(x.device),
                 layout=self.layout,
                 rotary_dim=self.rotary_dim,
             )
@@ -943,6 +949,7 @@ class RotaryEmbedding(nn.Module):
             mrope_interleaved=spec.mrope_interleaved,
             output_layout=spec.output_layout,
             query_scale=spec.query_scale,
+            clockwise=spec.clockwise,
         )
         module.spec = spec
         return module

@@ -523,6 +523,9 @@ def tiny_model(transformers, model_type: str, **kwargs):
             if "layer_type" in _inspect.signature(rotary.forward).parameters:
                 args += (config.get_text_config().layer_types[layer.layer_idx],)
             kwargs["position_embeddings"] = rotary(*args)
+            thetas = getattr(config.get_text_config(), "layer_rope_theta", None)
+            if thetas is not None and not thetas[layer.layer_idx]:
+                kwargs["position_embeddings"] = None  # as their decoder passes it (NoPE layers)
         if "position_ids" in params:
             kwargs["position_ids"] = ids
         if "shared_kv_states" in params:  # Gemma 4
@@ -860,3 +863,33 @@ def test_falcon_rotary_or_alibi(transformers, capture):
     assert (specs[0].head_dim, specs[0].rotary_dim, specs[0].layout) == (16, 16, "half")
     with pytest.raises(NoRopeError, match="ALiBi"):
         rope_spec({"model_type": "falcon", **kwargs, "alibi": True})
+
+
+@pytest.mark.parametrize(
+    "model_type, kwargs",
+    [
+        ("nanochat", dict(SMALL, num_hidden_layers=1)),
+        (
+            "hunyuan_v1_dense",
+            dict(
+                SMALL,
+                num_hidden_layers=1,
+                head_dim=16,
+                rope_parameters={"rope_type": "default", "rope_theta": 1e4},
+            ),
+        ),
+        ("granite_swa", dict(SMALL, num_hidden_layers=2, layer_rope_theta=[10000.0, 0])),
+    ],
+    ids=["nanochat", "hunyuan_v1_dense", "granite_swa"],
+)
+def test_direction_norms_and_per_layer_switches(transformers, capture, model_type, kwargs):
+    """NanoChat's clockwise rotation, HunYuan's norm after it, GraniteSWA's per-layer switch.
+
+    NanoChat rotates by -t w and normalizes after; HunYuan normalizes after the rotation (a
+    norm commutes with it); GraniteSWA switches RoPE off where layer_rope_theta is 0.
+    """
+    specs, _, _ = check_variant(transformers, model_type, FAR, **kwargs)
+    if model_type == "nanochat":
+        assert specs[0].clockwise and specs[0].normalized_after
+    if model_type == "granite_swa":
+        assert specs[1] is None

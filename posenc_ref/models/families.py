@@ -19,6 +19,7 @@ from typing import Any
 from .family import Family, Legacy, _absolute, _fraction_of_head, _keys_of, family_keys
 from .rules import (
     _cohere2_layers,
+    _granite_layer_rope_theta,
     _layer_rope_theta,
     _llama4_temperature,
     _llama_4_scaling,
@@ -137,9 +138,7 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "gradium_phonon_tts": dict(),
     "granite": dict(),
     "granite_docling_text": dict(),
-    "granite_swa": dict(),
     "granitemoe": dict(),
-    "granitemoe_swa": dict(),
     "granitemoeshared": dict(),
     "helium": dict(layout="interleaved", theta=100_000.0, head_dim=128),
     "higgs_audio_v2": dict(head_dim=128, theta=500_000.0, rope={"rope_type": "llama3",
@@ -169,14 +168,11 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "gpt_neox_japanese": dict(),
     "granite4_vision_text": dict(),
     "gte": dict(theta=160_000.0),
-    "hunyuan_v1_dense": dict(),
-    "hunyuan_v1_moe": dict(),
     "jina_embeddings_v3": dict(theta=20_000.0),
     "ministral": dict(),
     "mllama_text_model": dict(theta=500_000.0),
     "modernbert": dict(theta={"full_attention": 160_000.0, "sliding_attention": 10_000.0},
         rope=_types(sliding_attention=(1e4, None), full_attention=(1.6e5, None))),
-    "nanochat": dict(),
     "nemotron": dict(partial=0.5),
     "nomic_bert": dict(theta=1000.0),
     "openai_privacy_filter": dict(layout="interleaved", theta=150_000.0, head_dim=64,
@@ -427,6 +423,36 @@ _EXCEPTIONS: dict[str, Family] = {
         rope_layers=_rotate_types("full_attention", "sliding_attention"),
         source="modeling_lfm3.py: rotate_half with one table per layer type ('proportional' in "
         "the full-attention layers); its conv layers take no position",
+    ),
+    "granite_swa": Family(
+        rope_layers=_granite_layer_rope_theta,
+        reads=frozenset({"layer_rope_theta"}),
+        source="modeling_granite_swa.py: rotate_half with layer_rope_theta[i] as layer i's base, "
+        "no rotation where it is 0",
+    ),
+    "granitemoe_swa": Family(
+        rope_layers=_granite_layer_rope_theta,
+        reads=frozenset({"layer_rope_theta"}),
+        source="modeling_granitemoe_swa.py: rotate_half with layer_rope_theta[i] as layer i's "
+        "base, no rotation where it is 0",
+    ),
+    # --- a norm right after the rotation
+    "hunyuan_v1_dense": Family(
+        normalized_after=lambda config: True,
+        source="modeling_hunyuan_v1_dense.py: rotate_half, then query_layernorm / key_layernorm "
+        "(RMSNorm per head) on the rotated states",
+    ),
+    "hunyuan_v1_moe": Family(
+        normalized_after=lambda config: True,
+        source="modeling_hunyuan_v1_moe.py: rotate_half, then query_layernorm / key_layernorm "
+        "(RMSNorm per head) on the rotated states",
+    ),
+    # --- the other direction
+    "nanochat": Family(
+        clockwise=True,
+        normalized_after=lambda config: True,
+        source="modeling_nanochat.py: its rotate_half returns cat(x2, -x1), a rotation by -t w_i; "
+        "q_norm / k_norm (RMSNorm) follow the rotation",
     ),
     # hybrids: their linear-attention layers take no position
     "minimax": Family(

@@ -37,7 +37,7 @@ class Legacy:
 
 @dataclass(frozen=True)
 class Family:
-    """One family's row: its config class's defaults and its exceptions to the conventions.
+    r"""One family's row: its config class's defaults and its exceptions to the conventions.
 
     Attributes
     ----------
@@ -105,6 +105,9 @@ class Family:
         ``config -> bool``: the code L2-normalizes each query and key head right after the
         rotation (Llama 4's ``use_qk_norm``). The norm commutes with the rotation and cancels a
         factor on cos and sin, so the spec's attention factor is 1; the caller applies the norm.
+    clockwise : bool
+        The code rotates by :math:`-t\,\omega_i` (NanoChat's ``rotate_half`` returns
+        ``cat(x2, -x1)``): the transpose of the usual rotation.
     no_rope_when : callable or None
         ``config -> reason or None``: a config under which the family's model uses no RoPE at
         all (Falcon with ``alibi``).
@@ -145,6 +148,7 @@ class Family:
     conflicts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     no_rope_when: Callable[[Mapping[str, Any]], str | None] | None = None
     normalized_after: Callable[[Mapping[str, Any]], bool] | None = None
+    clockwise: bool = False
     query_scale: Callable[[Mapping[str, Any], Mapping[str, Any]], QueryScale | None] | None = None
     nope_query_scale: Callable[[Mapping[str, Any]], QueryScale | None] | None = None
     softmax_mscale: bool = False

@@ -449,6 +449,8 @@ def rope_spec(
         layers=layers,
         nope_layers=nope_layers,
         nope_query_scale=nope_query_scale if nope_layers or nope_layers is None else None,
+        clockwise=family.clockwise,
+        normalized_after=bool(family.normalized_after and family.normalized_after(config)),
     )
 
 

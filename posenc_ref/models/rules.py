@@ -145,3 +145,26 @@ def _layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool
             "every such layer with rope_theta (the values only switch RoPE off where 0)"
         )
     return [bool(v) for v in listed]
+
+
+def _granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """GraniteSWA: ``layer_rope_theta[i]`` is layer i's base, 0 for no RoPE (default: the base).
+
+    One RoPE per spec: layers with a base other than ``rope_theta`` are refused (not implemented).
+    """
+    listed = config.get("layer_rope_theta")
+    if listed is None:
+        if count is None:
+            raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
+        return [True] * count
+    if not isinstance(listed, (list, tuple)):
+        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    rope = config.get("rope_parameters") or {}
+    base = rope.get("rope_theta", config.get("rope_theta")) if isinstance(rope, Mapping) else None
+    other = sorted({v for v in listed if v and v != base})
+    if other:
+        raise NotImplementedError(
+            f"layer_rope_theta gives some layers their own base ({other}, rope_theta {base}): "
+            "one RoPE per layer with its own base is not implemented"
+        )
+    return [bool(v) for v in listed]

@@ -138,6 +138,12 @@ class RopeSpec:
     nope_query_scale : QueryScale or None
         The query scaling the model applies in its layers *without* RoPE (Llama 4's attention
         temperature tuning). No rotation module is involved there: the caller applies it.
+    clockwise : bool
+        The model rotates by :math:`-t\,\omega_i` (NanoChat): the module does the same.
+    normalized_after : bool
+        The model normalizes each query and key head right after the rotation (Llama 4's
+        ``qk_norm``, HunYuan's query/key layernorms, NanoChat): a norm cancels any factor on
+        cos and sin, so ``attention_factor`` is 1; the caller applies the norm.
     """
 
     head_dim: int
@@ -162,6 +168,8 @@ class RopeSpec:
     layers: tuple[int, ...] | None = None
     nope_layers: tuple[int, ...] | None = ()
     nope_query_scale: QueryScale | None = None
+    clockwise: bool = False
+    normalized_after: bool = False
 
     def __post_init__(self) -> None:
         if self.output_layout is None:
@@ -206,6 +214,8 @@ class RopeSpec:
             extra += f", query_scale={self.query_scale}"
         if self.nope_layers:
             extra += f", nope_layers={self.nope_layers}"
+        if self.clockwise:
+            extra += ", clockwise=True"
         return (
             f"RopeSpec(model_type={self.model_type!r}, layer_type={self.layer_type!r}, "
             f"rope_type={self.rope_type!r}, head_dim={self.head_dim}, "
