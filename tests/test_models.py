@@ -218,21 +218,25 @@ def test_both_config_forms_give_the_same_spec(entry):
 @example(80, 0.4, 10000.0)
 @example(128, 0.25, 10000.0)
 def test_rotary_width_and_frequencies_follow_hf(head_dim, partial, base):
-    """rotary_dim = int(head_dim * partial_rotary_factor); omega_i = base^(-2i / rotary_dim)."""
+    """rotary_dim = int(head_dim * partial_rotary_factor); omega_i = base^(-2i / rotary_dim).
+
+    An odd width w is HF's too: the frequencies base^(-2i / w) for i < ceil(w / 2), one pair
+    each, so the rotated part is w + 1 wide (transformers' validate_rope rounds it up).
+    """
     config = {
         "model_type": "gpt_neox",
         "head_dim": head_dim,
         "rope_theta": base,
         "partial_rotary_factor": partial,
     }
-    rotary = int(head_dim * partial)
-    if rotary < 2 or rotary % 2:
+    width = int(head_dim * partial)
+    if width < 2 or width + width % 2 > head_dim:
         with pytest.raises(ValueError, match="partial_rotary_factor"):
             rope_spec(config)
         return
     spec = rope_spec(config)
-    assert (spec.head_dim, spec.rotary_dim) == (head_dim, rotary)
-    expected = [math.pow(base, -2 * i / rotary) for i in range(rotary // 2)]
+    assert (spec.head_dim, spec.rotary_dim) == (head_dim, width + width % 2)
+    expected = [math.pow(base, -2 * i / width) for i in range((width + 1) // 2)]
     torch.testing.assert_close(spec.inv_freq, torch.tensor(expected, dtype=F64), rtol=1e-13, atol=0)
 
 
@@ -344,7 +348,10 @@ LLAMA = {"model_type": "llama", "head_dim": 64, "max_position_embeddings": 4096}
         ({"model_type": "llama"}, {}, ValueError, "head_dim"),
         ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 3}, {},
          ValueError, "hidden_size"),
-        ({**LLAMA, "partial_rotary_factor": 0.3}, {}, ValueError, "partial_rotary_factor"),
+        ({**LLAMA, "partial_rotary_factor": 0.01}, {}, ValueError, "partial_rotary_factor"),
+        ({**LLAMA, "partial_rotary_factor": 0.3,
+          "rope_scaling": {"rope_type": "linear", "factor": 2.0}}, {}, NotImplementedError,
+         "odd rotary width"),
         ({**LLAMA, "partial_rotary_factor": 1.5}, {}, ValueError, "partial_rotary_factor"),
         ({**LLAMA, "rope_theta": 1.0}, {}, ValueError, "rope_theta"),
         ({**LLAMA, "rope_theta": "1e4"}, {}, TypeError, "rope_theta"),

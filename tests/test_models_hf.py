@@ -732,8 +732,11 @@ def test_gptj_and_codegen_rotary_dim(transformers, capture):
         ("glm4_moe", dict(SMALL, head_dim=16, num_hidden_layers=1, n_routed_experts=2,
                           num_experts_per_tok=1, moe_intermediate_size=16,
                           first_k_dense_replace=1), (16, 8, "half")),
+        ("glm4_moe", dict(SMALL, head_dim=42, num_hidden_layers=1, n_routed_experts=2,
+                          num_experts_per_tok=1, moe_intermediate_size=16,
+                          first_k_dense_replace=1), (42, 22, "half")),
     ],
-    ids=["dbrx", "moonshine", "minimax_m2", "glm4_moe"],
+    ids=["dbrx", "moonshine", "minimax_m2", "glm4_moe", "glm4_moe-odd-width"],
 )  # fmt: skip
 def test_widths_from_family_keys(transformers, capture, model_type, kwargs, widths):
     """DBRX d_model / n_heads, Moonshine's decoder heads, MiniMax-M2's rotary_dim, GLM-4 MoE."""

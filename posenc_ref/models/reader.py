@@ -240,10 +240,11 @@ def _rotary_dim(
                 )
         return head_dim, head_dim / width
     rotary = int(head_dim * partial)
-    if rotary < 2 or rotary % 2:
+    if rotary < 2 or (rotary % 2 and rotary + 1 > head_dim):
         raise ValueError(
             f"partial_rotary_factor={partial!r} gives rotary_dim=int({head_dim} * {partial}) "
-            f"= {rotary}, which must be even and >= 2"
+            f"= {rotary}, which must be >= 2 (and, if odd, leave a coordinate for HF to round "
+            "it up)"
         )
     return rotary, partial
 
@@ -374,7 +375,10 @@ def rope_spec(
                 f"the base it needs"
             )
     head_dim = _head_dim(config, family, model_type, layer_type, "head_dim" in overrides)
-    rotary_dim, partial = _rotary_dim(config, rope, family, head_dim, kind.full_width)
+    freq_dim, partial = _rotary_dim(config, rope, family, head_dim, kind.full_width)
+    # HF's rule for an odd width: frequencies base^(-2i / width) for i < ceil(width / 2), one pair
+    # each, so the rotated part is rounded up to the next even width (transformers' validate_rope)
+    rotary_dim = freq_dim + freq_dim % 2
     max_len = _same(
         "max_position_embeddings",
         config.get("max_position_embeddings"),
@@ -395,7 +399,13 @@ def rope_spec(
         if rope.get(key) is not None:
             _real(key, rope[key])  # a 5,000-digit number is a ValueError, never an OverflowError
 
-    read = kind.read(TypeArgs(rope, rotary_dim, head_dim, partial, base, max_len, original))
+    if freq_dim != rotary_dim and kind.transform is not None:
+        raise NotImplementedError(
+            f"an odd rotary width ({freq_dim}, rounded up to {rotary_dim} as HF does) with "
+            f"rope_type {rope_type!r} is not implemented (only 'default' reads it)"
+        )
+    args = TypeArgs(rope, rotary_dim, head_dim, partial, base, max_len, original, freq_dim)
+    read = kind.read(args)
     if family.normalized_after is not None and family.normalized_after(config):
         # q and k are L2-normalized right after the rotation (Llama 4's qk_norm): the norm
         # commutes with the rotation and cancels any factor on cos and sin.

@@ -36,6 +36,7 @@ class TypeArgs:
     base: float
     max_len: int | None  # max_position_embeddings
     original: int | None  # original_max_position_embeddings as the config gives it, else None
+    freq_dim: int | None = None  # the width in the exponents, when odd (HF rounds the part up)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,12 @@ def _result(scaling: dict[str, Any], args: TypeArgs, factor, original) -> TypeRe
 
 
 def _default(args: TypeArgs) -> TypeResult:
-    freqs = ScaledFrequencies(_inv_freq(args.rotary_dim, args.base), 1.0)
+    width = args.freq_dim or args.rotary_dim
+    if width % 2:  # HF: base^(-2i / width) for the ceil(width / 2) pairs of an odd width
+        exponents = torch.arange(0, width, 2, dtype=torch.float64) / width
+        freqs = ScaledFrequencies(args.base**-exponents, 1.0)
+    else:
+        freqs = ScaledFrequencies(_inv_freq(args.rotary_dim, args.base), 1.0)
     return TypeResult(freqs, None, None, args.original or args.max_len)
 
 
