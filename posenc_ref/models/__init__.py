@@ -33,7 +33,8 @@ The released configs of the families on the site's model zoo ship with the packa
 (:func:`released_configs`). Explained on the site: [Model zoo](models.md).
 """
 
-from .families import FAMILIES, NO_ROPE, Family
+from .families import FAMILIES, NO_ROPE
+from .family import Family
 from .reader import NoRopeError, layer_specs, rope_spec
 from .released import released_config, released_configs, zoo_rows
 from .rope_types import ROPE_TYPES, RopeType

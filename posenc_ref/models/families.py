@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from .family import Family, Legacy, _absolute, _fraction_of_head, _keys_of, family_keys
+from .family import Family, Legacy, _absolute, _fraction_of_head, _keys_of
 from .rules import (
     _cohere2_layers,
     _granite_layer_rope_theta,
@@ -31,7 +31,7 @@ from .rules import (
     _sliding_layers_only,
 )
 
-__all__ = ["FAMILIES", "NO_ROPE", "TEXT_MODEL_TYPES", "keys_read_by", "Family", "family_keys"]
+__all__ = ["FAMILIES", "NO_ROPE", "TEXT_MODEL_TYPES", "keys_read_by"]
 
 
 # --------------------------------------------------------------------------- rows
