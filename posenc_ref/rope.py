@@ -52,6 +52,7 @@ from torch import nn
 
 from ._checks import (
     check_base,
+    check_bool,
     check_dim,
     check_float_dtype,
     check_int,
@@ -67,7 +68,7 @@ from ._checks import (
 from ._rotate import rotate
 from .absolute import inv_freq as _inv_freq
 from .device import check_device, compute_device
-from .models import RopeSpec, rope_spec
+from .models import QueryScale, RopeSpec, rope_spec
 from .mrope import mrope_cos_sin, mrope_pair_rows
 from .rope_scaling import SCALING_METHODS, ScaledFrequencies
 
@@ -608,6 +609,14 @@ class RotaryEmbedding(nn.Module):
         coordinates, then all second ones (``layout="interleaved", output_layout="half"``). The
         output is then a fixed permutation of the rotary part (the same for queries and keys),
         so attention scores do not change. ``None``: the same as ``layout``.
+    query_scale
+        A :class:`~posenc_ref.models.QueryScale` :math:`\sigma`: the rotated queries are
+        multiplied by :math:`\sigma(t)` at their positions :math:`t` (Ministral 3's and Mistral
+        4's ``llama_4_scaling_beta``); keys are not. ``None``: no scaling. Explained on the site:
+        [position-dependent query scaling](models.md#models-query-scale).
+    clockwise
+        Rotate by :math:`-t\,\omega_i` instead of :math:`t\,\omega_i` (NanoChat's code): the
+        transpose of each rotation, so scores depend on :math:`m - p` instead of :math:`p - m`.
 
     Examples
     --------
@@ -631,6 +640,8 @@ class RotaryEmbedding(nn.Module):
         mrope_section: Sequence[int] | None = None,
         mrope_interleaved: bool = False,
         output_layout: str | None = None,
+        query_scale: QueryScale | None = None,
+        clockwise: bool = False,
     ) -> None:
         super().__init__()
         self.head_dim = check_dim(head_dim, "head_dim")
@@ -653,6 +664,15 @@ class RotaryEmbedding(nn.Module):
             self._mrope_rows = rows  # (pairs,) position row of each pair
         elif mrope_interleaved:
             raise ValueError("mrope_interleaved=True needs mrope_section")
+        if query_scale is not None and not isinstance(query_scale, QueryScale):
+            raise TypeError(
+                "query_scale must be a posenc_ref.models.QueryScale or None, got "
+                f"{type(query_scale).__name__}"
+            )
+        if query_scale is not None and self.mrope_section is not None:
+            raise ValueError("query_scale with M-RoPE is not supported (no model uses both)")
+        self.query_scale = query_scale
+        self.clockwise = check_bool("clockwise", clockwise)
         # The model config this module was built from (from_hf_config), else None.
         self.spec: RopeSpec | None = None
         self.method, self.scaling_params, freqs, self._per_call_after = _resolve_scaling(
@@ -849,7 +869,7 @@ class RotaryEmbedding(nn.Module):
             y = apply_rope(
                 x,
                 cos.to(x.device),
-                sin.to(x.device),
+                -sin.to(x.device) if self.clockwise else sin.to(x.device),
                 layout=self.layout,
                 rotary_dim=self.rotary_dim,
             )
@@ -860,6 +880,12 @@ class RotaryEmbedding(nn.Module):
                 reorder = to_half_layout if self.output_layout == "half" else to_interleaved_layout
                 y = torch.cat([reorder(y[..., :r]), y[..., r:]], dim=-1)
             rotated.append(y)
+        if self.query_scale is not None:
+            # sigma(t) on the queries only, at the positions of this call: (..., seq_len, 1)
+            where = torch.arange(*span) if positions is None else positions
+            sigma = self.query_scale(where.to("cpu"))[..., None]
+            q_rot = rotated[0]
+            rotated[0] = (q_rot.to(torch.float64) * sigma.to(q_rot.device)).to(q_rot.dtype)
         return rotated[0], rotated[1]
 
     @classmethod
@@ -924,6 +950,8 @@ class RotaryEmbedding(nn.Module):
             mrope_section=spec.mrope_section,
             mrope_interleaved=spec.mrope_interleaved,
             output_layout=spec.output_layout,
+            query_scale=spec.query_scale,
+            clockwise=spec.clockwise,
         )
         module.spec = spec
         return module
@@ -936,6 +964,8 @@ class RotaryEmbedding(nn.Module):
         if self.mrope_section is not None:
             kind = "interleaved" if self.mrope_interleaved else "consecutive"
             extra += f", mrope_section={self.mrope_section} ({kind})"
+        if self.query_scale is not None:
+            extra += f", query_scale=(beta {self.query_scale.beta:g}, L {self.query_scale.length})"
         return (
             f"head_dim={self.head_dim}{partial}, base={self.base}, layout={self.layout!r}, "
             f"scaling={self.method}, max_len={self.max_len}{extra}"

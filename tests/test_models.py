@@ -49,12 +49,28 @@ RELEASED = {
     "Qwen3.6 (partial, interleaved M-RoPE)": (256, 64, "half", 1e7, "default", 262144, 262144),
     "DeepSeek-V3 (YaRN, mscale)": (64, 64, "interleaved", 1e4, "yarn", 4096, 163840),
     "gpt-oss (YaRN, truncate false)": (64, 64, "half", 1.5e5, "yarn", 4096, 131072),
+    "Qwen3-8B": (128, 128, "half", 1e6, "default", 40960, 40960),
+    "Qwen3-30B-A3B (MoE)": (128, 128, "half", 1e6, "default", 40960, 40960),
+    "SmolLM3-3B (NoPE layers)": (128, 128, "half", 5e6, "default", 65536, 65536),
+    "DeepSeek-V2-Lite (MLA, YaRN)": (64, 64, "interleaved", 1e4, "yarn", 4096, 163840),
+    "Ministral 3 (YaRN, llama_4_scaling_beta)": (128, 128, "half", 1e6, "yarn", 16384, 262144),
+    "Llama 4 Scout (NoPE layers, temperature tuning)": (
+        128,
+        128,
+        "interleaved",
+        5e5,
+        "llama3",
+        8192,
+        262144,
+    ),
 }
+# entries read per layer type, checked by their own tests below
+PER_LAYER_TYPE = {"Gemma 3", "Gemma 4 (per-layer head widths, proportional)"}
 
 
 def test_every_released_config_has_a_source_and_a_row_here():
     entries = released_configs()
-    assert {e["name"] for e in entries} == set(RELEASED) | {"Gemma 3"}
+    assert {e["name"] for e in entries} == set(RELEASED) | PER_LAYER_TYPE
     for e in entries:
         assert e["model"].count("/") == 1 and e["source"], e["name"]
 
@@ -81,6 +97,49 @@ def test_released_gemma3_per_layer_type():
     )
     torch.testing.assert_close(full.inv_freq, inv_freq(256, 1e6) / 8, rtol=1e-15, atol=0)
     assert torch.equal(local.inv_freq, inv_freq(256, 1e4))
+
+
+def test_released_layers_without_rope_and_query_scales():
+    """SmolLM3, Llama 4: every fourth layer has no RoPE; query scalings of Llama 4, Ministral 3.
+
+    Llama 4 scales the queries of its layers without RoPE by 1 + 0.1 ln(1 + floor((t + 1) /
+    8192)); Ministral 3 scales every query by 1 + 0.1 ln(1 + floor(t / 16384)).
+    """
+    smol = rope_spec(released_config("SmolLM3-3B (NoPE layers)"))
+    assert smol.nope_layers == tuple(range(3, 36, 4)) and smol.nope_query_scale is None
+    llama4 = rope_spec(
+        released_config("Llama 4 Scout (NoPE layers, temperature tuning)"),
+        layer_type="chunked_attention",
+    )
+    assert (llama4.layout, llama4.rope_type, llama4.factor) == ("interleaved", "llama3", 8.0)
+    assert llama4.nope_layers == tuple(range(3, 48, 4))
+    scale = llama4.nope_query_scale
+    assert (scale.beta, scale.length, scale.shift) == (0.1, 8192, 1)
+    assert scale.value(8190) == 1.0 and scale.value(8191) == pytest.approx(1 + 0.1 * math.log(2))
+    ministral = rope_spec(released_config("Ministral 3 (YaRN, llama_4_scaling_beta)"))
+    assert (ministral.query_scale.beta, ministral.query_scale.length) == (0.1, 16384)
+    assert ministral.query_scale.value(16383) == 1.0
+    assert ministral.query_scale.value(262143) == pytest.approx(1 + 0.1 * math.log(16))
+
+
+def test_released_mla_and_per_layer_widths():
+    """DeepSeek-V2-Lite's split MLA head; Gemma 4's per-layer-type widths.
+
+    DeepSeek-V2-Lite: a 64-wide rope part after 128 coordinates without position, equal
+    mscales (attention factor 1) and g(40, 0.707)^2 on the softmax scale. Gemma 4: 256-wide
+    sliding heads, 512-wide global heads of which 'proportional' rotates 0.25 * 512 / 2 = 64
+    pairs.
+    """
+    lite = rope_spec(released_config("DeepSeek-V2-Lite (MLA, YaRN)"))
+    assert (lite.head_dim, lite.nope_dim, lite.output_layout) == (64, 128, "interleaved")
+    assert lite.attention_factor == 1.0
+    assert lite.softmax_scale_factor == pytest.approx((0.1 * 0.707 * math.log(40) + 1) ** 2)
+    config = released_config("Gemma 4 (per-layer head widths, proportional)")
+    local = rope_spec(config, layer_type="sliding_attention")
+    full = rope_spec(config, layer_type="full_attention")
+    assert (local.head_dim, full.head_dim) == (256, 512)
+    assert int((full.inv_freq > 0).sum()) == 64 and full.inv_freq.numel() == 256
+    torch.testing.assert_close(full.inv_freq[:64], inv_freq(512, 1e6)[:64], rtol=0, atol=0)
 
 
 def test_released_special_cases():
@@ -159,21 +218,25 @@ def test_both_config_forms_give_the_same_spec(entry):
 @example(80, 0.4, 10000.0)
 @example(128, 0.25, 10000.0)
 def test_rotary_width_and_frequencies_follow_hf(head_dim, partial, base):
-    """rotary_dim = int(head_dim * partial_rotary_factor); omega_i = base^(-2i / rotary_dim)."""
+    """rotary_dim = int(head_dim * partial_rotary_factor); omega_i = base^(-2i / rotary_dim).
+
+    An odd width w is HF's too: the frequencies base^(-2i / w) for i < ceil(w / 2), one pair
+    each, so the rotated part is w + 1 wide (transformers' validate_rope rounds it up).
+    """
     config = {
         "model_type": "gpt_neox",
         "head_dim": head_dim,
         "rope_theta": base,
         "partial_rotary_factor": partial,
     }
-    rotary = int(head_dim * partial)
-    if rotary < 2 or rotary % 2:
+    width = int(head_dim * partial)
+    if width < 2 or width + width % 2 > head_dim:
         with pytest.raises(ValueError, match="partial_rotary_factor"):
             rope_spec(config)
         return
     spec = rope_spec(config)
-    assert (spec.head_dim, spec.rotary_dim) == (head_dim, rotary)
-    expected = [math.pow(base, -2 * i / rotary) for i in range(rotary // 2)]
+    assert (spec.head_dim, spec.rotary_dim) == (head_dim, width + width % 2)
+    expected = [math.pow(base, -2 * i / width) for i in range((width + 1) // 2)]
     torch.testing.assert_close(spec.inv_freq, torch.tensor(expected, dtype=F64), rtol=1e-13, atol=0)
 
 
@@ -279,12 +342,16 @@ LLAMA = {"model_type": "llama", "head_dim": 64, "max_position_embeddings": 4096}
         ({**LLAMA, "rope_ratio": 500}, {}, NotImplementedError, "rope_ratio"),
         ({**LLAMA, "rope_scaling": {"rope_type": "axial"}}, {}, NotImplementedError, "axial"),
         ({**LLAMA, "rope_scaling": {"rope_type": "ntk"}}, {}, ValueError, "unknown rope_type"),
-        ({"model_type": "mamba"}, {}, ValueError, "layout="),
+        ({"model_type": "my_model", "head_dim": 64}, {}, ValueError, "layout="),
+        ({"model_type": "mamba"}, {}, ValueError, "uses no RoPE"),
         ({"model_type": "glm4", "head_dim": 64}, {"layout": "half"}, ValueError, "interleaved"),
         ({"model_type": "llama"}, {}, ValueError, "head_dim"),
         ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 3}, {},
          ValueError, "hidden_size"),
-        ({**LLAMA, "partial_rotary_factor": 0.3}, {}, ValueError, "partial_rotary_factor"),
+        ({**LLAMA, "partial_rotary_factor": 0.01}, {}, ValueError, "partial_rotary_factor"),
+        ({**LLAMA, "partial_rotary_factor": 0.3,
+          "rope_scaling": {"rope_type": "linear", "factor": 2.0}}, {}, NotImplementedError,
+         "odd rotary width"),
         ({**LLAMA, "partial_rotary_factor": 1.5}, {}, ValueError, "partial_rotary_factor"),
         ({**LLAMA, "rope_theta": 1.0}, {}, ValueError, "rope_theta"),
         ({**LLAMA, "rope_theta": "1e4"}, {}, TypeError, "rope_theta"),
@@ -366,7 +433,10 @@ def test_from_hf_config_equals_the_pure_functions(entry, start):
         q = torch.randn(2, 3, seq, spec.head_dim, dtype=F64, generator=gen)
         k = torch.randn(2, 1, seq, spec.head_dim, dtype=F64, generator=gen)
         q_rot, k_rot = rope(q, k, positions)
-        torch.testing.assert_close(q_rot, pure_rotation(spec, q, positions), rtol=0, atol=1e-12)
+        expected_q = pure_rotation(spec, q, positions)
+        if spec.query_scale is not None:  # Ministral 3: sigma(t) on the queries only
+            expected_q = expected_q * spec.query_scale(positions)[:, None]
+        torch.testing.assert_close(q_rot, expected_q, rtol=0, atol=1e-12)
         torch.testing.assert_close(k_rot, pure_rotation(spec, k, positions), rtol=0, atol=1e-12)
 
 
@@ -549,3 +619,67 @@ def test_partial_rotary_decay_bound_covers_only_the_rotated_part(
     partial_sums = torch.cumsum(phasors, 0).abs()  # |S_1| .. |S_N|
     bound = float((h[1:] - h[:-1]).abs().max() * partial_sums.sum())
     assert abs(rotated) <= bound * (1 + 1e-12) + 1e-12
+
+
+# --- the position-dependent query scaling (models.md#models-query-scale) -----------------------
+
+
+@given(st.floats(0.01, 2.0), st.integers(1, 1 << 16), st.sampled_from([0, 1]),
+       st.integers(0, 1 << 40))  # fmt: skip
+@example(0.1, 8192, 1, 8191)
+@example(0.1, 16384, 0, 16384)
+def test_query_scale_is_the_staircase_of_the_page(beta, length, shift, t):
+    """sigma(t) = 1 + beta ln(1 + floor((t + c) / T)), as the page derives it.
+
+    1 inside the first step, nondecreasing, the tensor form equals the Python form, and
+    1 + beta ln(t / T) far out.
+    """
+    from posenc_ref.models import QueryScale
+
+    scale = QueryScale(beta, length, shift)
+    steps = (t + shift) // length
+    assert scale.value(t) == pytest.approx(1 + beta * math.log1p(steps), rel=1e-12)
+    assert float(scale(torch.tensor([t]))[0]) == pytest.approx(scale.value(t), rel=1e-12)
+    if t + shift < length:
+        assert scale.value(t) == 1.0
+    assert scale.value(t + length) >= scale.value(t)
+    if steps >= 1000:
+        far = 1 + beta * math.log((t + shift) / length)
+        assert abs(scale.value(t) - far) <= 2 * beta / steps
+
+
+def test_module_query_scale_multiplies_queries_only():
+    """RotaryEmbedding(query_scale=sigma): q -> sigma(t) R_t q, k -> R_t k, offsets included."""
+    from posenc_ref.models import QueryScale
+
+    scale = QueryScale(0.1, 16, 0)
+    scaled = RotaryEmbedding(8, layout="half", query_scale=scale)
+    plain = RotaryEmbedding(8, layout="half")
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 1, 2, 5, 8, dtype=F64, generator=gen)
+    for kwargs in ({"positions": torch.tensor([0, 15, 16, 47, 1000])}, {"offset": 30}):
+        q_s, k_s = scaled(q, k, **kwargs)
+        q_p, k_p = plain(q, k, **kwargs)
+        where = kwargs.get("positions", torch.arange(30, 35))
+        torch.testing.assert_close(q_s, q_p * scale(where)[:, None], rtol=1e-15, atol=0)
+        assert torch.equal(k_s, k_p)
+    with pytest.raises(TypeError, match="query_scale"):
+        RotaryEmbedding(8, query_scale=0.1)
+    with pytest.raises(ValueError, match="M-RoPE"):
+        RotaryEmbedding(8, mrope_section=[2, 1, 1], query_scale=scale)
+
+
+def test_layer_specs_lists_every_layer():
+    """One entry per layer, None where the layer has no RoPE, one spec object per layer type."""
+    from posenc_ref.models import layer_specs
+
+    config = released_config("Gemma 3")
+    config["text_config"].update(
+        num_hidden_layers=6, layer_types=["sliding_attention"] * 5 + ["full_attention"]
+    )
+    gemma = layer_specs(config)
+    assert [s.layer_type for s in gemma] == ["sliding_attention"] * 5 + ["full_attention"]
+    assert gemma[0] is gemma[4] and gemma[0] is not gemma[5]
+    smol = layer_specs(released_config("SmolLM3-3B (NoPE layers)"))
+    assert [s is None for s in smol] == [False, False, False, True] * 9
+    assert len(layer_specs({"model_type": "llama", "head_dim": 64})) == 1  # no layer count

@@ -49,6 +49,13 @@ ROTARY = {
     "qwen3_5_moe": ("qwen3_5_moe", "Qwen3_5MoeTextRotaryEmbedding"),
     "deepseek_v3": ("deepseek_v3", "DeepseekV3RotaryEmbedding"),
     "gpt_oss": ("gpt_oss", "GptOssRotaryEmbedding"),
+    "qwen3": ("qwen3", "Qwen3RotaryEmbedding"),
+    "qwen3_moe": ("qwen3_moe", "Qwen3MoeRotaryEmbedding"),
+    "smollm3": ("smollm3", "SmolLM3RotaryEmbedding"),
+    "llama4_text": ("llama4", "Llama4TextRotaryEmbedding"),
+    "deepseek_v2": ("deepseek_v2", "DeepseekV2RotaryEmbedding"),
+    "ministral3": ("ministral3", "Ministral3RotaryEmbedding"),
+    "gemma4_text": ("gemma4", "Gemma4TextRotaryEmbedding"),
 }
 
 TEXT_TO_FAMILY = {
@@ -139,6 +146,18 @@ def randn(seed, *shape):
 
 def hf_rotate(modeling, model_type, q, k, cos, sin):
     """The family's own rotation of (batch, heads, seq, head_dim) q and k, as its attention does."""
+    if model_type == "llama4_text":  # complex numbers, (batch, seq, heads, head_dim)
+        pair = modeling.apply_rotary_emb(
+            q.transpose(1, 2), k.transpose(1, 2), torch.complex(cos, sin)
+        )
+        return tuple(t.transpose(1, 2) for t in pair)
+    if model_type == "deepseek_v2":  # complex numbers
+        return modeling.apply_rotary_emb(q, k, torch.complex(cos, sin))
+    if model_type == "gemma4_text":  # one tensor at a time, (batch, seq, heads, head_dim)
+        rotate = modeling.apply_rotary_pos_emb
+        return tuple(
+            rotate(x.transpose(1, 2), cos, sin, unsqueeze_dim=2).transpose(1, 2) for x in (q, k)
+        )
     if model_type == "deepseek_v3":  # rope_interleave: read (2i, 2i+1), write half order
         return modeling.apply_rotary_pos_emb_interleave(q, k, cos, sin)
     if model_type in ("phi", "stablelm"):  # the attention splits off the rotary part itself
@@ -188,8 +207,20 @@ def rotate_both(transformers, entry, layer_type, which, *, ours=None, their_tabl
     q, k = randn(seed, 1, 4, seq, spec.head_dim), randn(seed + 1, 1, 2, seq, spec.head_dim)
     hf_positions = positions[:, None, :] if mrope else positions[None, :]  # (3, 1, seq) / (1, seq)
     args = (layer_type,) if layer_type else ()
-    cos, sin = rotary(q, hf_positions, *args)  # (1, seq, 2 * pairs), or (1, seq, pairs)
-    theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+    out = rotary(q, hf_positions, *args)  # (1, seq, 2 * pairs), or (1, seq, pairs)
+    if isinstance(out, torch.Tensor):  # complex (Llama 4, DeepSeek-V2): one entry per pair
+        cos, sin = out.real, out.imag
+        theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+        cos, sin = torch.cat([cos, cos], -1), torch.cat([sin, sin], -1)
+    else:
+        cos, sin = out
+        theirs = hf_rotate(modeling, spec.model_type, q, k, cos, sin)
+    if spec.query_scale is not None:  # Ministral 3: the attention scales the rotated queries
+        text = hf_text_config(transformers, entry["config"]).rope_parameters
+        scale = modeling.get_llama_4_attn_scale(
+            hf_positions, text["llama_4_scaling_beta"], text["original_max_position_embeddings"]
+        )
+        theirs = (theirs[0] * scale, theirs[1])
     if their_tables:
         pairs = spec.rotary_dim // 2
         tables = (cos[0, :, :pairs], sin[0, :, :pairs])  # the first half holds each pair once
@@ -211,6 +242,8 @@ def rotation_gap(transformers, entry, layer_type, which, **kwargs):
     )
     bound = torch.tensor([angle_atol(int(p), spec.base) for p in largest], dtype=torch.float64)
     scale = 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
+    if spec.query_scale is not None:
+        scale *= float(spec.query_scale(largest).max())
     bound = bound[:, None] * scale + 16 * ULP * scale  # (seq, 1): plus the rotation's roundings
     gap, ratio = 0.0, 0.0
     for a, b in zip(mine, theirs, strict=True):
@@ -421,3 +454,445 @@ def test_mrope_positions_disagree_with_hf_for_long_grids(transformers):
     assert theirs[:, -2].tolist() == [1 + 2] * 3  # start 1 + max(h, w)
     assert ours[:, -2].tolist() == [1 + 5] * 3  # start 1 + max(t, h, w)
     assert int(ours[:, 1:-2].max()) + 1 == 1 + 5
+
+
+# --- the variants, by what each family's own attention hands to its attention function --------
+#
+# A tiny random-weight model of the family (built by its own transformers classes, nothing
+# downloaded) runs one attention layer twice on the same hidden states: at positions all 0 (no
+# rotation: the queries and keys before RoPE, times the attention factor on the rotary part) and
+# at the test positions. A registered attention function records the q and k the layer hands to
+# attention. posenc_ref must turn the first into the second: from_hf_config's module on the rope
+# part (after MLA's pass-through part), its query scaling, and nothing at all in a layer whose
+# spec is None. This checks what the model computes, not how its code is written.
+
+CAPTURED: list = []
+
+
+def _capture(module, query, key, value, attention_mask, **kwargs):
+    CAPTURED.append((query.detach().double(), key.detach().double()))
+    batch, heads, seq, _ = query.shape
+    return torch.zeros(batch, seq, heads, value.shape[-1], dtype=query.dtype), None
+
+
+@pytest.fixture(scope="module")
+def capture(transformers):
+    transformers.AttentionInterface.register("posenc_capture", _capture)
+    return "posenc_capture"
+
+
+def tiny_model(transformers, model_type: str, **kwargs):
+    """The family's model, tiny, random, on the CPU, recording what reaches attention."""
+    import inspect as _inspect
+
+    config = transformers.AutoConfig.for_model(model_type, **kwargs)
+    torch.manual_seed(0)
+    config._attn_implementation = "posenc_capture"
+    try:
+        model = transformers.AutoModel.from_config(config, attn_implementation="posenc_capture")
+    except KeyError:  # GPT-J, CodeGen, Falcon: their own attention classes (recorded below)
+        config._attn_implementation = "sdpa" if model_type == "falcon" else "eager"
+        model = transformers.AutoModel.from_config(
+            config, attn_implementation=config._attn_implementation
+        )
+    except ValueError:  # a language model AutoModel does not map: its class, by its config
+        modeling = importlib.import_module(
+            type(config).__module__.replace("configuration", "modeling")
+        )
+        model = next(
+            cls(config) for name, cls in vars(modeling).items()
+            if name.endswith("Model") and "PreTrained" not in name
+            and getattr(cls, "config_class", None) is type(config)
+        )  # fmt: skip
+    model.eval()
+    named = [(n, m) for n, m in model.named_modules() if "vision" not in n and "visual" not in n]
+    if any("decoder" in n for n, _ in named):  # an encoder-decoder (Moonshine): the decoder
+        named = [(n, m) for n, m in named if "encoder" not in n]
+    layers = [m for _, m in named if type(m).__name__.endswith(("Attention", "MLA"))
+              and hasattr(m, "layer_idx") and "Cross" not in type(m).__name__]  # fmt: skip
+    rotary = next((m for _, m in named if type(m).__name__.endswith("RotaryEmbedding")), None)
+
+    def handed(layer, hidden, positions):
+        """(q, k) the layer hands to attention, at positions (seq,) or M-RoPE (3, seq)."""
+        CAPTURED.clear()
+        ids = positions[:, None, :] if positions.dim() == 2 else positions[None, :]
+        kwargs = {"hidden_states": hidden, "attention_mask": None}
+        params = _inspect.signature(layer.forward).parameters
+        if "position_embeddings" in params:
+            args = (hidden, ids)
+            if "layer_type" in _inspect.signature(rotary.forward).parameters:
+                args += (config.get_text_config().layer_types[layer.layer_idx],)
+            kwargs["position_embeddings"] = rotary(*args)
+            thetas = getattr(config.get_text_config(), "layer_rope_theta", None)
+            if thetas is not None and not thetas[layer.layer_idx]:
+                kwargs["position_embeddings"] = None  # as their decoder passes it (NoPE layers)
+        if "position_ids" in params:
+            kwargs["position_ids"] = ids
+        if "shared_kv_states" in params:  # Gemma 4
+            kwargs["shared_kv_states"] = {}
+        if "alibi" in params:  # Falcon
+            kwargs["alibi"] = None
+        if hasattr(layer, "_attn") and "position_embeddings" not in params:  # GPT-J, CodeGen
+            original = layer._attn
+
+            def record(query, key, value, *rest, **more):
+                CAPTURED.append((query.detach().double(), key.detach().double()))
+                return original(query, key, value, *rest, **more)
+
+            layer._attn = record
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def record_sdpa(query, key, *rest, **more):  # Falcon calls it in its attention
+            CAPTURED.append((query.detach().double(), key.detach().double()))
+            return sdpa(query, key, *rest, **more)
+
+        torch.nn.functional.scaled_dot_product_attention = record_sdpa
+        try:
+            with torch.no_grad():
+                layer(**kwargs)
+        finally:
+            torch.nn.functional.scaled_dot_product_attention = sdpa
+        return CAPTURED[0]
+
+    return config, layers, handed
+
+
+def check_variant(transformers, model_type, positions, *, queries_only_scaled=None, **kwargs):
+    """Every layer of the tiny model: posenc_ref's layer spec reproduces what reaches attention.
+
+    Returns the layer specs (None for a layer without RoPE) for further checks.
+    """
+    from posenc_ref import RotaryEmbedding
+    from posenc_ref.models import layer_specs
+    from posenc_ref.rope import to_interleaved_layout
+
+    config, layers, handed = tiny_model(transformers, model_type, **kwargs)
+    text = config.get_text_config().to_dict()
+    specs = layer_specs(text)
+    positions = torch.as_tensor(positions)
+    assert layers, model_type
+    if len(layers) != len(specs):  # LongCat-Flash: two attentions per layer, one RoPE for all
+        assert all(s is specs[0] for s in specs), (model_type, len(layers), len(specs))
+        specs = [specs[0]] * len(layers)
+    for layer in layers:
+        spec = specs[layer.layer_idx]
+        seq = positions.shape[-1]
+        hidden = randn(layer.layer_idx, 1, seq, config.get_text_config().hidden_size)
+        q0, k0 = handed(layer, hidden, torch.zeros_like(positions))
+        q, k = handed(layer, hidden, positions)
+        if spec is None:  # no rotation (a query scaling is checked by the caller)
+            assert torch.equal(k, k0), (model_type, layer.layer_idx)
+            if queries_only_scaled is None:
+                assert torch.equal(q, q0), (model_type, layer.layer_idx)
+            continue
+        module = RotaryEmbedding.from_hf_config(text, layer_type=spec.layer_type)
+        start, width, r = spec.nope_dim, spec.head_dim, spec.rotary_dim
+        bound = angle_atol(int(positions.max()), spec.base) * 2 * spec.attention_factor
+        if positions.dim() == 2:
+            assert spec.mrope_section is not None, (model_type, "three position rows")
+        for before, after, name in ((q0, q, "q"), (k0, k, "k")):
+            part = before[..., start : start + width].clone()
+            if spec.output_layout != spec.layout:  # position 0 already wrote half order
+                part[..., :r] = to_interleaved_layout(part[..., :r])
+            part[..., :r] /= spec.attention_factor  # cos 0 = a, sin 0 = 0 on the rotary part
+            ours = module(part, part, positions)[0 if name == "q" else 1]
+            outside = before[..., :start]
+            if name == "q" and spec.query_scale is not None:
+                # the model scales the whole query; the module scales what it returns (for MLA
+                # the caller scales the nope part, as the spec says)
+                outside = outside * spec.query_scale(positions)[:, None]
+            expected = torch.cat([outside, ours, before[..., start + width :]], -1)
+            scale = float(before.abs().max()) * (
+                1 if spec.query_scale is None or name == "k"
+                else float(spec.query_scale(positions).max())
+            )  # fmt: skip
+            gap = float((expected - after).abs().max())
+            assert gap <= bound * scale + 1e-5 * scale, (model_type, layer.layer_idx, name, gap)
+            if spec.query_scale is None:
+                assert torch.equal(after[..., :start], before[..., :start])  # MLA's nope part
+    return specs, layers, handed
+
+
+SMALL = dict(hidden_size=64, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+             vocab_size=32, pad_token_id=0)  # fmt: skip
+FAR = [0, 1, 2, 5, 17, 100, 1000, 5000]
+
+
+def test_smollm3_layers_without_rope(transformers, capture):
+    """SmolLM3: no_rope_layers (default: every 4th layer has none) from its own attention."""
+    specs, _, _ = check_variant(transformers, "smollm3", FAR, num_hidden_layers=8, **SMALL)
+    assert [s is None for s in specs] == [False, False, False, True] * 2
+    specs, _, _ = check_variant(
+        transformers, "smollm3", FAR, num_hidden_layers=3, no_rope_layers=[0, 1, 0], **SMALL
+    )
+    assert [s is None for s in specs] == [True, False, True]
+
+
+def test_llama4_interleaved_rope_and_temperature_tuning(transformers, capture):
+    """Llama 4: complex (interleaved) RoPE; NoPE layers scale q by 1 + b ln(1 + [(t + 1) / L])."""
+    kwargs = dict(SMALL, head_dim=16, intermediate_size_mlp=64, num_local_experts=2,
+                  num_hidden_layers=4, floor_scale=4, attn_scale=0.25,
+                  rope_parameters={"rope_type": "default", "rope_theta": 5e5})  # fmt: skip
+    specs, layers, handed = check_variant(
+        transformers, "llama4_text", FAR, queries_only_scaled=True, **kwargs
+    )
+    assert [s is None for s in specs] == [False, False, False, True]
+    assert specs[0].layout == "interleaved" and specs[0].nope_layers == (3,)
+    scale = specs[0].nope_query_scale
+    assert (scale.beta, scale.length, scale.shift) == (0.25, 4, 1)
+    # The NoPE layer: q = q_proj(x) * sigma(t) at t = 0 .. seq - 1 (its code counts positions
+    # itself, from the cache length), k untouched.
+    layer = layers[3]
+    seq = 9
+    hidden = randn(5, 1, seq, 64)
+    q, _ = handed(layer, hidden, torch.arange(seq))
+    plain = layer.q_proj(hidden).view(1, seq, -1, 16).transpose(1, 2).double()
+    sigma = scale(torch.arange(seq))
+    torch.testing.assert_close(q, plain * sigma[:, None], rtol=1e-6, atol=1e-6)
+    assert sigma[2] == 1 and sigma[3] > 1  # (3 + 1) // 4 = 1: the first step
+
+
+def test_cohere2_rotates_its_sliding_layers_only(transformers, capture):
+    specs, _, _ = check_variant(transformers, "cohere2", FAR, num_hidden_layers=4,
+                                sliding_window=8, **SMALL)  # fmt: skip
+    assert [s is None for s in specs] == [False, False, False, True]
+    assert specs[0].layout == "interleaved"
+
+
+def test_ministral3_query_scaling(transformers, capture):
+    """Ministral 3: q *= 1 + beta ln(1 + floor(t / L)) after rotate_half; keys untouched."""
+    rope = {"rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0,
+            "original_max_position_embeddings": 16, "max_position_embeddings": 256,
+            "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+            "llama_4_scaling_beta": 0.1}  # fmt: skip
+    specs, _, _ = check_variant(
+        transformers, "ministral3", [0, 1, 15, 16, 17, 40, 100, 255], num_hidden_layers=1,
+        max_position_embeddings=256, head_dim=16, rope_parameters=rope, **SMALL,
+    )  # fmt: skip
+    scale = specs[0].query_scale
+    assert (scale.beta, scale.length, scale.shift) == (0.1, 16, 0)
+
+
+MLA_SMALL = dict(SMALL, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=None,
+                 qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=8, num_hidden_layers=1,
+                 n_routed_experts=2, num_experts_per_tok=1, moe_intermediate_size=16,
+                 first_k_dense_replace=1)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "model_type, extra",
+    [
+        ("deepseek_v2", {}),
+        ("deepseek_v3", {"rope_interleave": True}),
+        ("deepseek_v3", {"rope_interleave": False}),
+        ("glm4_moe_lite", {"rope_interleave": True}),
+        ("youtu", {}),
+        ("minicpm3", {}),
+        ("longcat_flash", {"q_lora_rank": 16, "num_hidden_layers": 2, "head_dim": 8}),
+        ("mistral4", {"rope_parameters": {
+            "rope_type": "yarn", "rope_theta": 1e4, "factor": 8.0,
+            "original_max_position_embeddings": 32, "max_position_embeddings": 256,
+            "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+            "llama_4_scaling_beta": 0.1}, "max_position_embeddings": 256}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else str(sorted(v)),
+)  # fmt: skip
+def test_mla_rope_part(transformers, capture, model_type, extra):
+    """MLA: only the qk_rope_head_dim part (last) rotates, in the family's layout and order."""
+    kwargs = {**MLA_SMALL, **extra}
+    specs, _, _ = check_variant(transformers, model_type, [0, 1, 2, 7, 31, 33, 100, 255], **kwargs)
+    spec = specs[0]
+    assert (spec.head_dim, spec.rotary_dim, spec.nope_dim) == (8, 8, 8)
+
+
+def test_gptj_and_codegen_rotary_dim(transformers, capture):
+    """GPT-J, CodeGen: rotate_every_two on the first rotary_dim coordinates, base 10000."""
+    for model_type in ("gptj", "codegen"):
+        specs, _, _ = check_variant(
+            transformers, model_type, FAR, n_embd=64, n_head=4, n_layer=1, rotary_dim=8,
+            n_positions=8192, vocab_size=32,
+        )  # fmt: skip
+        assert (specs[0].head_dim, specs[0].rotary_dim, specs[0].layout) == (16, 8, "interleaved")
+
+
+@pytest.mark.parametrize(
+    "model_type, kwargs, widths",
+    [
+        ("dbrx", dict(d_model=64, n_heads=4, n_layers=1, vocab_size=32, rope_theta=5e5,
+                      attn_config={"kv_n_heads": 2, "rope_theta": 5e5, "clip_qkv": 8.0},
+                      ffn_config={"ffn_hidden_size": 32, "moe_num_experts": 2, "moe_top_k": 1}),
+         (16, 16, "half")),
+        ("moonshine", dict(hidden_size=80, intermediate_size=64, encoder_num_attention_heads=4,
+                           decoder_num_attention_heads=4, encoder_num_hidden_layers=1,
+                           decoder_num_hidden_layers=1, vocab_size=32),
+         (20, 18, "interleaved")),
+        ("minimax_m2", dict(SMALL, head_dim=16, rotary_dim=8, num_hidden_layers=1,
+                            num_local_experts=2, num_experts_per_tok=1),
+         (16, 8, "half")),
+        ("glm4_moe", dict(SMALL, head_dim=16, num_hidden_layers=1, n_routed_experts=2,
+                          num_experts_per_tok=1, moe_intermediate_size=16,
+                          first_k_dense_replace=1), (16, 8, "half")),
+        ("glm4_moe", dict(SMALL, head_dim=42, num_hidden_layers=1, n_routed_experts=2,
+                          num_experts_per_tok=1, moe_intermediate_size=16,
+                          first_k_dense_replace=1), (42, 22, "half")),
+    ],
+    ids=["dbrx", "moonshine", "minimax_m2", "glm4_moe", "glm4_moe-odd-width"],
+)  # fmt: skip
+def test_widths_from_family_keys(transformers, capture, model_type, kwargs, widths):
+    """DBRX d_model / n_heads, Moonshine's decoder heads, MiniMax-M2's rotary_dim, GLM-4 MoE."""
+    specs, _, _ = check_variant(transformers, model_type, FAR, **kwargs)
+    assert (specs[0].head_dim, specs[0].rotary_dim, specs[0].layout) == widths
+
+
+def test_gemma4_per_layer_head_widths_and_proportional(transformers, capture):
+    """Gemma 4: sliding layers 16 wide (default RoPE), global layers 32 wide ('proportional').
+
+    The global layers rotate int(0.25 * 32 / 2) = 4 pairs at the frequencies of width 32 and
+    leave the other 12 pairs as they are (frequency 0).
+    """
+    kwargs = dict(SMALL, head_dim=16, global_head_dim=32, num_hidden_layers=2,
+                  layer_types=["sliding_attention", "full_attention"], sliding_window=8,
+                  num_kv_shared_layers=0, hidden_size_per_layer_input=0,
+                  vocab_size_per_layer_input=32)  # fmt: skip
+    specs, _, _ = check_variant(transformers, "gemma4_text", FAR, **kwargs)
+    local, full = specs
+    assert (local.head_dim, local.rotary_dim, local.rope_type) == (16, 16, "default")
+    assert (full.head_dim, full.rotary_dim, full.rope_type) == (32, 32, "proportional")
+    assert int((full.inv_freq > 0).sum()) == 4
+    # the legacy form (global_head_dim at the top, no per_layer_config) reads the same
+    legacy = {"model_type": "gemma4_text", "hidden_size": 64, "num_attention_heads": 4,
+              "head_dim": 16, "global_head_dim": 32, "num_hidden_layers": 2,
+              "layer_types": ["sliding_attention", "full_attention"]}  # fmt: skip
+    assert rope_spec(legacy, layer_type="full_attention").head_dim == 32
+    assert rope_spec(legacy, layer_type="sliding_attention").head_dim == 16
+
+
+MROPE = [
+    ("qwen2_vl_text", {}, [2, 3, 3]),
+    ("qwen2_5_vl_text", {}, [2, 3, 3]),
+    ("qwen2_5_omni_text", {}, [2, 3, 3]),
+    ("paddleocr_vl_text", {"head_dim": 16}, [2, 3, 3]),
+    ("qwen3_vl_text", {"head_dim": 16}, [4, 2, 2]),
+    ("qwen3_vl_moe_text", {"num_experts": 2, "num_experts_per_tok": 1,
+                           "moe_intermediate_size": 16}, [4, 2, 2]),
+    ("qwen3_omni_moe_text", {"num_experts": 2, "num_experts_per_tok": 1,
+                             "moe_intermediate_size": 16}, [4, 2, 2]),
+    ("cosmos3_edge_text", {"head_dim": 16}, [4, 2, 2]),
+    ("qwen3_5_text", {"head_dim": 16, "partial_rotary_factor": 0.5,
+                      "layer_types": ["full_attention"]}, [2, 1, 1]),
+    ("glm4v_text", {"partial_rotary_factor": 0.5}, [2, 1, 1]),
+    ("glm4v_moe_text", {"n_routed_experts": 2, "num_experts_per_tok": 1,
+                        "moe_intermediate_size": 16, "first_k_dense_replace": 1}, [2, 1, 1]),
+    ("glm_ocr_text", {"partial_rotary_factor": 0.5, "head_dim": 16}, [2, 1, 1]),
+    ("glm_image_text", {"partial_rotary_factor": 0.5}, [2, 1, 1]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("model_type, extra, section", MROPE, ids=[m[0] for m in MROPE])
+def test_mrope_families_with_three_position_rows(transformers, capture, model_type, extra, section):
+    """M-RoPE: text + a 2 x 3 x 4 grid + text, starting at 0 and far on, three distinct rows."""
+    from posenc_ref.mrope import mrope_positions
+
+    rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": section}
+    if "partial_rotary_factor" in extra:
+        rope["partial_rotary_factor"] = extra.pop("partial_rotary_factor")
+    kwargs = {**SMALL, "num_hidden_layers": 1, "rope_parameters": rope, **extra}
+    for start in (0, 3000):
+        positions = mrope_positions(3, (2, 3, 4), 2, start=start)
+        assert len({tuple(row.tolist()) for row in positions}) == 3  # three different rows
+        specs, _, _ = check_variant(transformers, model_type, positions, **kwargs)
+        assert specs[0].mrope_section == tuple(section)
+
+
+# --- every row's defaults are its config class's ----------------------------------------------
+
+STRUCTURE = ("hidden_size", "num_attention_heads", "num_hidden_layers", "max_position_embeddings",
+             "layer_types", "sliding_window")  # fmt: skip
+
+
+def family_rows():
+    from posenc_ref.models import FAMILIES
+
+    return sorted(FAMILIES)
+
+
+@pytest.mark.parametrize("model_type", family_rows())
+def test_row_defaults_are_the_config_class_defaults(transformers, model_type):
+    """A config with only its structure (sizes, layers) reads as the class's full default config.
+
+    The class fills every RoPE key a config.json may leave out (base, partial factor, head width,
+    the RoPE dict, sections, MLA widths): the row must fill the same values, for every layer.
+    """
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    from posenc_ref.models import FAMILIES, layer_specs
+
+    if model_type not in CONFIG_MAPPING:
+        pytest.skip(f"{model_type} has no config class in this transformers")
+    text = CONFIG_MAPPING[model_type]().get_text_config(decoder=True)
+    full = text.to_dict()
+    try:
+        expected = layer_specs(full)
+    except (ValueError, NotImplementedError) as error:  # a default config that cannot run
+        pytest.skip(f"the class's default config is refused: {error}"[:200])
+    row = FAMILIES[model_type]
+    minimal = {"model_type": full["model_type"]}
+    for key in STRUCTURE:
+        own = row.aliases.get(key, key)
+        if full.get(own) is not None:
+            minimal[own] = full[own]
+    if "per_layer_config" in full:  # transformers 5.23 writes per-layer widths this way
+        minimal["per_layer_config"] = full["per_layer_config"]
+    got = layer_specs(minimal)
+    assert len(got) == len(expected)
+    for ours, theirs in zip(got, expected, strict=True):
+        assert (ours is None) == (theirs is None)
+        if ours is None:
+            continue
+        for name in ("head_dim", "rotary_dim", "layout", "output_layout", "base", "rope_type",
+                     "attention_factor", "mrope_section", "mrope_interleaved", "nope_dim",
+                     "query_scale", "nope_layers"):  # fmt: skip
+            assert getattr(ours, name) == getattr(theirs, name), name
+        assert torch.equal(ours.inv_freq, theirs.inv_freq)
+
+
+def test_falcon_rotary_or_alibi(transformers, capture):
+    """Falcon: rotate_half on the whole head, or no RoPE at all with alibi (NoRopeError)."""
+    from posenc_ref.models import NoRopeError
+
+    kwargs = dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=1, vocab_size=32,
+                  new_decoder_architecture=True, num_kv_heads=2)  # fmt: skip
+    specs, _, _ = check_variant(transformers, "falcon", FAR, alibi=False, **kwargs)
+    assert (specs[0].head_dim, specs[0].rotary_dim, specs[0].layout) == (16, 16, "half")
+    with pytest.raises(NoRopeError, match="ALiBi"):
+        rope_spec({"model_type": "falcon", **kwargs, "alibi": True})
+
+
+@pytest.mark.parametrize(
+    "model_type, kwargs",
+    [
+        ("nanochat", dict(SMALL, num_hidden_layers=1)),
+        (
+            "hunyuan_v1_dense",
+            dict(
+                SMALL,
+                num_hidden_layers=1,
+                head_dim=16,
+                rope_parameters={"rope_type": "default", "rope_theta": 1e4},
+            ),
+        ),
+        ("granite_swa", dict(SMALL, num_hidden_layers=2, layer_rope_theta=[10000.0, 0])),
+    ],
+    ids=["nanochat", "hunyuan_v1_dense", "granite_swa"],
+)
+def test_direction_norms_and_per_layer_switches(transformers, capture, model_type, kwargs):
+    """NanoChat's clockwise rotation, HunYuan's norm after it, GraniteSWA's per-layer switch.
+
+    NanoChat rotates by -t w and normalizes after; HunYuan normalizes after the rotation (a
+    norm commutes with it); GraniteSWA switches RoPE off where layer_rope_theta is 0.
+    """
+    specs, _, _ = check_variant(transformers, model_type, FAR, **kwargs)
+    if model_type == "nanochat":
+        assert specs[0].clockwise and specs[0].normalized_after
+    if model_type == "granite_swa":
+        assert specs[1] is None

@@ -1,0 +1,286 @@
+r"""The ``rope_type`` table: how each HF RoPE type is read, and which transform it is.
+
+One entry per type HF transformers 5.23 defines (``ROPE_INIT_FUNCTIONS`` plus ``default``). An
+entry says which keys of the RoPE dict the type reads and how it turns them into the arguments of
+a :mod:`posenc_ref.rope_scaling` transform; the reader (:mod:`posenc_ref.models.reader`) does the
+rest (base, widths, layout) the same way for every type. Adding a type is adding an entry here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .._checks import check_bool, check_positive_float
+from ..absolute import inv_freq as _inv_freq
+from ..rope_scaling import SCALING_METHODS, ScaledFrequencies, yarn_mscale
+
+__all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult"]
+
+# Keys every type reads: its name (new and old spelling), the base and the partial factor.
+COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor"})
+
+
+@dataclass(frozen=True)
+class TypeArgs:
+    """What a type's reader gets: the RoPE dict and what the reader already resolved."""
+
+    rope: Mapping[str, Any]
+    rotary_dim: int
+    head_dim: int
+    partial: float
+    base: float
+    max_len: int | None  # max_position_embeddings
+    original: int | None  # original_max_position_embeddings as the config gives it, else None
+    freq_dim: int | None = None  # the width in the exponents, when odd (HF rounds the part up)
+
+
+@dataclass(frozen=True)
+class TypeResult:
+    """What a type's reader returns."""
+
+    freqs: ScaledFrequencies  # inside the original context
+    scaling: dict[str, Any] | None  # RotaryEmbedding(scaling=...) form; None: static frequencies
+    factor: float | None  # the extension ratio s, None for types without one
+    original_len: int | None  # the pre-training context the type works with
+
+
+@dataclass(frozen=True)
+class RopeType:
+    """One HF ``rope_type``: the keys it reads and how it maps to a transform.
+
+    Attributes
+    ----------
+    keys : frozenset of str
+        Keys of the RoPE dict the type reads, besides ``rope_type``/``type``, ``rope_theta`` and
+        ``partial_rotary_factor``. Any other key is refused.
+    transform : str or None
+        The :mod:`posenc_ref.rope_scaling` method it is (a key of ``SCALING_METHODS``), or
+        ``None`` when the frequencies are computed here (``default``, ``proportional``).
+    read : callable
+        ``TypeArgs -> TypeResult``.
+    full_width : bool
+        The table covers the whole head whatever the partial factor (``proportional``: the
+        pairs past the partial width get frequency 0).
+    """
+
+    keys: frozenset[str]
+    transform: str | None
+    read: Callable[[TypeArgs], TypeResult]
+    full_width: bool = False
+
+
+# --------------------------------------------------------------------------- small readers
+
+
+def _given(rope: Mapping[str, Any], key: str) -> bool:
+    return rope.get(key) is not None
+
+
+def _required(args: TypeArgs, key: str, name: str) -> float:
+    if not _given(args.rope, key):
+        raise ValueError(f"rope_type {name!r} needs the key {key!r}")
+    return check_positive_float(key, args.rope[key])
+
+
+def _factor_at_least_1(factor: float) -> float:
+    if factor < 1:
+        raise ValueError(f"factor must be >= 1 (a context extension), got {factor!r}")
+    return factor
+
+
+def _original_or_max(args: TypeArgs, name: str) -> int:
+    """HF's rule: an absent original context defaults to max_position_embeddings."""
+    original = args.original if args.original is not None else args.max_len
+    if original is None:
+        raise ValueError(
+            f"rope_type {name!r} needs original_max_position_embeddings (or "
+            "max_position_embeddings)"
+        )
+    return original
+
+
+def _ratio_factor(args: TypeArgs, name: str) -> float:
+    """``factor``, else max_position_embeddings / original_max_position_embeddings (HF)."""
+    if _given(args.rope, "factor"):
+        return check_positive_float("factor", args.rope["factor"])
+    if args.max_len is None or args.original is None:
+        raise ValueError(
+            f"rope_type {name!r} needs factor, or max_position_embeddings and "
+            "original_max_position_embeddings to derive it (transformers refuses it without)"
+        )
+    return args.max_len / args.original
+
+
+def _transform(scaling: Mapping[str, Any], rotary_dim: int, base: float) -> ScaledFrequencies:
+    """A scaling dict's frequencies inside the original context (seq_len 0 where asked)."""
+    params = dict(scaling)
+    method = SCALING_METHODS[params.pop("method")]
+    if "seq_len" in inspect.signature(method).parameters:
+        params["seq_len"] = 0
+    return method(rotary_dim, base, **params)
+
+
+def _result(scaling: dict[str, Any], args: TypeArgs, factor, original) -> TypeResult:
+    return TypeResult(_transform(scaling, args.rotary_dim, args.base), scaling, factor, original)
+
+
+# --------------------------------------------------------------------------- one reader per type
+
+
+def _default(args: TypeArgs) -> TypeResult:
+    width = args.freq_dim or args.rotary_dim
+    if width % 2:  # HF: base^(-2i / width) for the ceil(width / 2) pairs of an odd width
+        exponents = torch.arange(0, width, 2, dtype=torch.float64) / width
+        freqs = ScaledFrequencies(args.base**-exponents, 1.0)
+    else:
+        freqs = ScaledFrequencies(_inv_freq(args.rotary_dim, args.base), 1.0)
+    return TypeResult(freqs, None, None, args.original or args.max_len)
+
+
+def _linear(args: TypeArgs) -> TypeResult:
+    factor = _required(args, "factor", "linear")
+    return _result({"method": "linear", "factor": factor}, args, factor, args.original)
+
+
+def _dynamic(args: TypeArgs) -> TypeResult:
+    factor = _required(args, "factor", "dynamic")
+    if args.max_len is None:
+        raise ValueError("rope_type 'dynamic' needs max_position_embeddings (its L)")
+    scaling = {"method": "dynamic_ntk", "factor": factor, "original_max_len": args.max_len}
+    return _result(scaling, args, factor, args.max_len)
+
+
+def _llama3(args: TypeArgs) -> TypeResult:
+    scaling: dict[str, Any] = {
+        "method": "llama3",
+        "original_max_len": _original_or_max(args, "llama3"),
+    }
+    for key in ("factor", "low_freq_factor", "high_freq_factor"):
+        scaling[key] = _required(args, key, "llama3")
+    return _result(scaling, args, scaling["factor"], scaling["original_max_len"])
+
+
+def _yarn(args: TypeArgs) -> TypeResult:
+    rope = args.rope
+    factor = _ratio_factor(args, "yarn")
+    original = _original_or_max(args, "yarn")
+    if _given(rope, "factor") and args.max_len is not None:
+        implied = args.max_len / original
+        if implied not in (1.0, factor):
+            raise ValueError(
+                f"inconsistent factor: rope factor {factor!r} but max_position_embeddings / "
+                f"original_max_position_embeddings = {args.max_len} / {original} = {implied!r}"
+            )
+    attention = rope.get("attention_factor")
+    mscale, mscale_all = rope.get("mscale"), rope.get("mscale_all_dim")
+    if attention is None and mscale and mscale_all:
+        attention = yarn_mscale(factor, check_positive_float("mscale", mscale)) / yarn_mscale(
+            factor, check_positive_float("mscale_all_dim", mscale_all)
+        )
+    scaling: dict[str, Any] = {
+        "method": "yarn",
+        "factor": factor,
+        "original_max_len": original,
+        # HF: a missing or zero beta means the paper's value
+        "beta_fast": check_positive_float("beta_fast", rope.get("beta_fast") or 32.0),
+        "beta_slow": check_positive_float("beta_slow", rope.get("beta_slow") or 1.0),
+        "truncate": check_bool("truncate", rope.get("truncate", True)),
+    }
+    if attention is not None:
+        scaling["attention_factor"] = check_positive_float("attention_factor", attention)
+    return _result(scaling, args, factor, original)
+
+
+def _factor_list(name: str, values: object, pairs: int) -> list[float]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+        raise TypeError(f"{name} must be a list of numbers, got {values!r}")
+    if len(values) != pairs:
+        raise ValueError(
+            f"{name} has {len(values)} entries but the rotary part has rotary_dim // 2 = "
+            f"{pairs} pairs"
+        )
+    return [check_positive_float(f"{name}[{i}]", v) for i, v in enumerate(values)]
+
+
+def _longrope(args: TypeArgs) -> TypeResult:
+    rope = args.rope
+    original = _original_or_max(args, "longrope")
+    pairs = args.rotary_dim // 2
+    lists = {}
+    for key in ("short_factor", "long_factor"):
+        if not _given(rope, key):
+            raise ValueError(f"rope_type 'longrope' needs the key {key!r}")
+        lists[key] = _factor_list(key, rope[key], pairs)
+    factor = (
+        check_positive_float("factor", rope["factor"])
+        if _given(rope, "factor")
+        else (args.max_len or original) / original
+    )
+    scaling: dict[str, Any] = {"method": "longrope", **lists, "original_max_len": original}
+    scaling["factor"] = factor
+    if _given(rope, "attention_factor"):
+        scaling["attention_factor"] = check_positive_float(
+            "attention_factor", rope["attention_factor"]
+        )
+    return _result(scaling, args, factor, original)
+
+
+def _proportional(args: TypeArgs) -> TypeResult:
+    # Gemma 4's global layers: the first pairs rotate with the frequencies of the full head
+    # width, the others have frequency 0 (they pass through); the table covers the whole head.
+    factor = _factor_at_least_1(check_positive_float("factor", args.rope.get("factor", 1.0)))
+    rotating = int(args.partial * args.head_dim // 2)  # pairs that rotate, as HF counts them
+    omega = torch.zeros(args.head_dim // 2, dtype=torch.float64)
+    omega[:rotating] = _inv_freq(args.head_dim, args.base)[:rotating]
+    freqs = ScaledFrequencies(omega / factor, 1.0)
+    return TypeResult(freqs, None, factor, args.original)
+
+
+ROPE_TYPES: dict[str, RopeType] = {
+    "default": RopeType(frozenset(), None, _default),
+    "linear": RopeType(frozenset({"factor"}), "linear", _linear),
+    "dynamic": RopeType(frozenset({"factor"}), "dynamic_ntk", _dynamic),
+    "yarn": RopeType(
+        frozenset(
+            {
+                "factor",
+                "original_max_position_embeddings",
+                "attention_factor",
+                "beta_fast",
+                "beta_slow",
+                "mscale",
+                "mscale_all_dim",
+                "truncate",
+            }
+        ),  # fmt: skip
+        "yarn",
+        _yarn,
+    ),
+    "longrope": RopeType(
+        frozenset(
+            {
+                "short_factor",
+                "long_factor",
+                "original_max_position_embeddings",
+                "factor",
+                "attention_factor",
+            }
+        ),  # fmt: skip
+        "longrope",
+        _longrope,
+    ),
+    "llama3": RopeType(
+        frozenset(
+            {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}
+        ),
+        "llama3",
+        _llama3,
+    ),
+    "proportional": RopeType(frozenset({"factor"}), None, _proportional, full_width=True),
+}
+"""HF ``rope_type`` -> :class:`RopeType` (the keys it reads, the transform it is)."""

@@ -1,0 +1,170 @@
+r"""The rules family rows use: which layers rotate, layer types from a pattern, query scalings.
+
+Each is a small function of the config (and the layer count); a row names the one its code
+follows. Each rule says which family's code it is read from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .spec import QueryScale, _check_query_scale
+
+
+def _no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """SmolLM3, Llama 4: ``no_rope_layers[i]`` is 1 where layer i *uses* RoPE (the name misleads).
+
+    Absent, the config class builds it: every ``no_rope_layer_interval``-th layer (default 4)
+    has no RoPE.
+    """
+    listed = config.get("no_rope_layers")
+    if listed is None:
+        interval = config.get("no_rope_layer_interval", 4)
+        if not isinstance(interval, int) or isinstance(interval, bool) or interval < 1:
+            raise ValueError(f"no_rope_layer_interval must be an integer >= 1, got {interval!r}")
+        if count is None:
+            raise ValueError(
+                "no_rope_layers is absent and there is no num_hidden_layers to build it"
+            )
+        return [(i + 1) % interval != 0 for i in range(count)]
+    if not isinstance(listed, (list, tuple)) or not all(v in (0, 1) for v in listed):
+        raise ValueError(
+            f"no_rope_layers must be a list of 0 and 1 (1: the layer uses RoPE), got {listed!r}"
+        )
+    return [bool(v) for v in listed]
+
+
+def _layer_types(config: Mapping[str, Any]) -> list[str]:
+    types = config.get("layer_types")
+    if types is None:
+        raise ValueError(
+            "this family's layers rotate or not by layer type, and the config has no layer_types "
+            "(nor a pattern posenc_ref derives them from): give layer_types"
+        )
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {types!r}")
+    return list(types)
+
+
+def _sliding_layers_only(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """Flint, AFMoE: only the sliding-window layers rotate, the global ones have no RoPE."""
+    return [t == "sliding_attention" for t in _layer_types(config)]
+
+
+def _sliding_layers_if_any(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """EXAONE 4, Kolibri: all layers rotate without a sliding window; with one, only those."""
+    types = _layer_types(config)
+    if config.get("sliding_window") is None:
+        return [True] * len(types)
+    return [t == "sliding_attention" for t in types]
+
+
+def _rotate_types(*names: str) -> Callable[[Mapping[str, Any], int | None], list[bool]]:
+    """Only the layers of these layer types rotate (hybrids: linear-attention layers take none)."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[bool]:
+        return [t in names for t in _layer_types(config)]
+
+    rule.__doc__ = f"Only the {', '.join(names)} layers rotate."
+    return rule
+
+
+def _cohere2_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """Cohere 2: the sliding-window layers rotate (none when sliding_window is null)."""
+    types = _layer_types(config)
+    if config.get("sliding_window") is None:
+        return [False] * len(types)
+    return [t == "sliding_attention" for t in types]
+
+
+def _pattern_types(
+    key: str, default: int, other: str = "sliding_attention"
+) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """``layer_types`` from a pattern: every ``key``-th layer full attention, else ``other``."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        every = config.get(key, default)
+        if isinstance(every, str):  # EXAONE 4 writes it as "LLLG"
+            every = len(every)
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise ValueError(f"{key} must be an integer >= 1, got {every!r}")
+        return [other if (i + 1) % every else "full_attention" for i in range(count or 0)]
+
+    return rule
+
+
+def _no_rope_types(rope_type: str, nope_type: str):
+    """Llama 4: a layer's type follows from no_rope_layers (chunked attention where it rotates)."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        return [rope_type if r else nope_type for r in _no_rope_layers(config, count)]
+
+    return rule
+
+
+def _llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> QueryScale | None:
+    """Ministral 3, Mistral 4: ``q *= 1 + beta ln(1 + floor(t / L))``, L the original context."""
+    beta = rope.get("llama_4_scaling_beta")
+    if beta is None:
+        return None
+    length = rope.get("original_max_position_embeddings")
+    if length is None:
+        raise ValueError("llama_4_scaling_beta needs original_max_position_embeddings (its length)")
+    return _check_query_scale(
+        beta, length, 0, "llama_4_scaling_beta, original_max_position_embeddings"
+    )
+
+
+def _llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
+    """Llama 4's NoPE layers: ``q *= 1 + attn_scale ln(1 + floor((t + 1) / floor_scale))``."""
+    if not config.get("attn_temperature_tuning", True):
+        return None
+    return _check_query_scale(
+        config.get("attn_scale", 0.1), config.get("floor_scale", 8192), 1, "attn_scale, floor_scale"
+    )
+
+
+def _layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """Muse Glimmer, Muse Spark: a layer rotates where ``layer_rope_theta[i]`` is not 0.
+
+    Absent, the config class makes every fourth layer counted back from the last a NoPE layer.
+    Its code rotates every other layer with ``rope_theta``: a non-zero per-layer value different
+    from the others would be ignored by it, so it is refused.
+    """
+    listed = config.get("layer_rope_theta")
+    if listed is None:
+        if count is None:
+            raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
+        return [(count - 1 - i) % 4 != 0 for i in range(count)]
+    if not isinstance(listed, (list, tuple)):
+        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    if len({v for v in listed if v}) > 1:
+        raise ValueError(
+            "layer_rope_theta gives different non-zero bases; transformers 5.23's code rotates "
+            "every such layer with rope_theta (the values only switch RoPE off where 0)"
+        )
+    return [bool(v) for v in listed]
+
+
+def _granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """GraniteSWA: ``layer_rope_theta[i]`` is layer i's base, 0 for no RoPE (default: the base).
+
+    One RoPE per spec: layers with a base other than ``rope_theta`` are refused (not implemented).
+    """
+    listed = config.get("layer_rope_theta")
+    if listed is None:
+        if count is None:
+            raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
+        return [True] * count
+    if not isinstance(listed, (list, tuple)):
+        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    rope = config.get("rope_parameters") or {}
+    base = rope.get("rope_theta", config.get("rope_theta")) if isinstance(rope, Mapping) else None
+    other = sorted({v for v in listed if v and v != base})
+    if other:
+        raise NotImplementedError(
+            f"layer_rope_theta gives some layers their own base ({other}, rope_theta {base}): "
+            "one RoPE per layer with its own base is not implemented"
+        )
+    return [bool(v) for v in listed]

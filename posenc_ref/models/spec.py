@@ -1,0 +1,230 @@
+r"""What :func:`~posenc_ref.models.rope_spec` returns: a model's RoPE, and what sits around it."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .._checks import check_int, check_positions, check_positive_float
+from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
+
+__all__ = ["RopeSpec", "QueryScale"]
+
+
+@dataclass(frozen=True)
+class QueryScale:
+    r"""A query scaling that grows with the position: :math:`q \leftarrow \sigma(t)\, q`.
+
+    .. math::
+
+        \sigma(t) = 1 + \beta \ln\!\left(1 + \left\lfloor \frac{t + c}{T} \right\rfloor
+        \right)
+
+    Ministral 3 and Mistral 4 multiply every rotated query by it (``llama_4_scaling_beta``
+    :math:`\beta`, :math:`T` = ``original_max_position_embeddings``, :math:`c = 0`);
+    Llama 4 multiplies the queries of its layers *without* RoPE by it
+    (``attn_scale`` :math:`\beta`, ``floor_scale`` :math:`T`, :math:`c = 1`: its
+    "attention-temperature tuning"). :math:`\sigma = 1` for every position below
+    :math:`T - c`, so it changes nothing inside the window it was trained on, and it grows
+    by :math:`\beta \ln 2` at the first multiple of :math:`T`, :math:`\beta \ln 3` at the
+    second, ... Since only the query is scaled, the attention logits grow by :math:`\sigma(m)`:
+    a sharper softmax far from the start. Derived on the site:
+    [position-dependent query scaling](models.md#models-query-scale).
+
+    Attributes
+    ----------
+    beta : float
+        :math:`\beta > 0`.
+    length : int
+        :math:`T \ge 1`.
+    shift : int
+        :math:`c`: 0 (Ministral 3, Mistral 4) or 1 (Llama 4).
+    source : str
+        The config keys it comes from.
+    """
+
+    beta: float
+    length: int
+    shift: int = 0
+    source: str = ""
+
+    def __call__(self, positions: torch.Tensor) -> torch.Tensor:
+        r""":math:`\sigma(t)` of integer positions ``(..., seq_len)``, float64."""
+        positions = check_positions(positions, integer_only=True)
+        steps = torch.div(
+            positions.to(torch.float64) + self.shift, self.length, rounding_mode="floor"
+        )
+        return 1.0 + self.beta * torch.log1p(steps)
+
+    def value(self, position: int) -> float:
+        r""":math:`\sigma(t)` of one position, in Python floats (no tensor)."""
+        position = check_int("position", position)
+        return 1.0 + self.beta * math.log1p((position + self.shift) // self.length)
+
+
+@dataclass(frozen=True, eq=False)
+class RopeSpec:
+    r"""A model's RoPE, as its code computes it: widths, layout, frequencies, factors.
+
+    Built by :func:`~posenc_ref.models.rope_spec`; explained on the site:
+    [Model zoo](models.md).
+
+    Attributes
+    ----------
+    head_dim : int
+        Width of the query/key head the rotation is applied to. For the MLA families (DeepSeek-V2
+        and V3, Mistral 4, GLM-4 MoE Lite, Kimi K2, ...) this is ``qk_rope_head_dim``, the part
+        of the head that carries RoPE; see ``nope_dim``.
+    rotary_dim : int
+        Rotated coordinates: the first ``rotary_dim`` of each head; the rest pass through.
+    layout : str
+        Pair layout inside the rotary part: ``"interleaved"`` or ``"half"``.
+    output_layout : str
+        Order in which rotated pairs are written back; equal to ``layout`` except where an MLA
+        family reads interleaved pairs and writes them in half order (``rope_interleave``).
+    base : float
+        ``rope_theta``.
+    rope_type : str
+        HF's name: a key of :data:`~posenc_ref.models.ROPE_TYPES`.
+    inv_freq : torch.Tensor
+        ``(rotary_dim // 2,)`` float64: the frequencies used inside the original context.
+    attention_factor : float
+        Multiplied into cos and sin.
+    original_max_len : int or None
+        Pre-training context as the config states it (``original_max_position_embeddings``;
+        ``max_position_embeddings`` for ``default`` and ``dynamic``, which have no other);
+        ``None`` where the config does not say (``linear`` without the field).
+    max_len : int or None
+        ``max_position_embeddings``.
+    mrope_section : tuple of int or None
+        M-RoPE pair counts (time, height, width), ``None`` for one position row.
+    mrope_interleaved : bool
+        Qwen3-VL's interleaved section assignment.
+    factor : float or None
+        The extension ratio :math:`s` of the scaling types (as given, or derived from
+        ``max_position_embeddings / original_max_position_embeddings`` where HF derives it);
+        ``None`` for ``default``.
+    scaling : dict or None
+        The :mod:`posenc_ref.rope_scaling` method and its arguments, in the form
+        ``RotaryEmbedding(scaling=...)`` takes, e.g. ``{"method": "yarn", "factor": 4.0, ...}``:
+        for ``linear``, ``dynamic``, ``yarn``, ``longrope`` and ``llama3``; ``None`` for
+        ``default`` and ``proportional``.
+    softmax_scale_factor : float
+        A factor the model applies to its softmax scale outside RoPE (DeepSeek-V3 and the other
+        MLA families with YaRN: ``yarn_mscale(s, mscale_all_dim) ** 2``); 1.0 elsewhere. Not
+        part of the rotation: the caller applies it.
+    model_type, layer_type : str or None
+        Where the spec comes from.
+    nope_dim : int
+        MLA: the width of the part of each query/key head that carries no position
+        (``qk_nope_head_dim``). The model computes it separately and hands attention
+        ``cat(nope part, rotated part)``: a head of ``nope_dim + head_dim`` coordinates with the
+        rotary part last. 0 elsewhere.
+    query_scale : QueryScale or None
+        A position-dependent factor the model multiplies into the rotated queries
+        (``llama_4_scaling_beta``: Ministral 3, Mistral 4). The module built by
+        ``RotaryEmbedding.from_hf_config`` applies it.
+    layers : tuple of int or None
+        The layers that use this RoPE, where the config says which (per-layer-type configs,
+        configs with layers without RoPE); ``None``: every layer.
+    nope_layers : tuple of int or None
+        The model's layers that use no RoPE at all (SmolLM3, Llama 4, the linear-attention
+        layers of hybrids); empty where every layer rotates; ``None`` where the family has such
+        layers but the config does not say which (no ``layer_types``, no layer count).
+    nope_query_scale : QueryScale or None
+        The query scaling the model applies in its layers *without* RoPE (Llama 4's attention
+        temperature tuning). No rotation module is involved there: the caller applies it.
+    clockwise : bool
+        The model rotates by :math:`-t\,\omega_i` (NanoChat): the module does the same.
+    normalized_after : bool
+        The model normalizes each query and key head right after the rotation (Llama 4's
+        ``qk_norm``, HunYuan's query/key layernorms, NanoChat): a norm cancels any factor on
+        cos and sin, so ``attention_factor`` is 1; the caller applies the norm.
+    """
+
+    head_dim: int
+    rotary_dim: int
+    layout: str
+    base: float
+    rope_type: str
+    inv_freq: torch.Tensor
+    attention_factor: float
+    original_max_len: int | None
+    max_len: int | None
+    mrope_section: tuple[int, int, int] | None = None
+    mrope_interleaved: bool = False
+    output_layout: str | None = None
+    factor: float | None = None
+    scaling: dict[str, Any] | None = None
+    softmax_scale_factor: float = 1.0
+    model_type: str | None = None
+    layer_type: str | None = None
+    nope_dim: int = 0
+    query_scale: QueryScale | None = None
+    layers: tuple[int, ...] | None = None
+    nope_layers: tuple[int, ...] | None = ()
+    nope_query_scale: QueryScale | None = None
+    clockwise: bool = False
+    normalized_after: bool = False
+
+    def __post_init__(self) -> None:
+        if self.output_layout is None:
+            object.__setattr__(self, "output_layout", self.layout)
+
+    def frequencies(self, seq_len: int) -> ScaledFrequencies:
+        """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
+
+        Differs from ``(inv_freq, attention_factor)`` only for the length-dependent types:
+        ``dynamic`` (the NTK base grows past ``max_len``) and ``longrope`` (the long list past
+        ``original_max_len``).
+
+        Parameters
+        ----------
+        seq_len
+            Current length (largest position + 1), ``>= 0``.
+
+        Returns
+        -------
+        ScaledFrequencies
+            ``inv_freq`` of shape ``(rotary_dim // 2,)``, float64, and the attention factor.
+        """
+        seq_len = check_int("seq_len", seq_len)
+        if self.scaling is None:
+            return ScaledFrequencies(self.inv_freq.clone(), self.attention_factor)
+        params = dict(self.scaling)
+        method = SCALING_METHODS[params.pop("method")]
+        if "seq_len" in inspect.signature(method).parameters:  # length-dependent
+            params["seq_len"] = seq_len
+        return method(self.rotary_dim, self.base, **params)
+
+    def __repr__(self) -> str:
+        extra = ""
+        if self.mrope_section is not None:
+            kind = "interleaved" if self.mrope_interleaved else "consecutive"
+            extra = f", mrope_section={self.mrope_section} ({kind})"
+        if self.output_layout != self.layout:
+            extra += f", output_layout={self.output_layout!r}"
+        if self.nope_dim:
+            extra += f", nope_dim={self.nope_dim}"
+        if self.query_scale is not None:
+            extra += f", query_scale={self.query_scale}"
+        if self.nope_layers:
+            extra += f", nope_layers={self.nope_layers}"
+        if self.clockwise:
+            extra += ", clockwise=True"
+        return (
+            f"RopeSpec(model_type={self.model_type!r}, layer_type={self.layer_type!r}, "
+            f"rope_type={self.rope_type!r}, head_dim={self.head_dim}, "
+            f"rotary_dim={self.rotary_dim}, layout={self.layout!r}, base={self.base:g}, "
+            f"attention_factor={self.attention_factor:.6g}, "
+            f"original_max_len={self.original_max_len}, max_len={self.max_len}{extra})"
+        )
+
+
+def _check_query_scale(beta: object, length: object, shift: int, source: str) -> QueryScale:
+    beta = check_positive_float(source.split(",")[0], beta)
+    return QueryScale(beta, check_int("length", length, minimum=1), shift, source)
