@@ -94,6 +94,15 @@ def rotate(module, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, la
     return torch.cat([q[..., :nope_dim], qr], -1), torch.cat([k[..., :nope_dim], kr], -1)
 
 
+def token_keys(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """The keys of the queries' tokens.
+
+    DeepSeek-V4 appends compressed keys (block summaries rotated at their own positions),
+    which are not compared.
+    """
+    return k[:, :, : q.shape[2]] if k.shape[2] > q.shape[2] else k
+
+
 def bound(module, q, k, positions) -> torch.Tensor:
     """(seq, 1) the float32-angle bound per position, for states of these magnitudes."""
     spec = module.spec

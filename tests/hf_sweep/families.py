@@ -113,30 +113,53 @@ def _builds(source: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}(?:\._from_config)?\(", source) is not None
 
 
-def _embeds_tokens(holder: str, classes: dict[str, type], pretrained: type) -> bool:
-    """Whether ``holder``, a module it builds, or the model building it embeds token ids."""
-    sources = {n: _source(c) for n, c in classes.items()}
+def _embeds_tokens(
+    holder: str, classes: dict[str, type], pretrained: type
+) -> tuple[bool, str | None]:
+    """Whether ``holder``, a module it builds, or the model building it embeds token ids.
+
+    Returns ``(embeds, model)``: ``model`` is the model class to run for it (the holder
+    itself, or for an attention layer holding its own rotary module the model above it).
+    """
+    sources = {n: class_sources(c.__module__).get(n, "") for n, c in classes.items()}
+    aliases = _aliases(classes)
+
+    def builds(name: str, target: str) -> bool:
+        return _builds(sources[name], target) or any(
+            _builds(sources[name], a) or re.search(rf"\b{a}\[", sources[name])
+            for a in aliases.get(target, ())
+        )
 
     def near(name: str) -> list[str]:  # the class and the classes it builds
-        return [name] + [n for n in classes if n != name and _builds(sources[name], n)]
+        return [name] + [n for n in classes if n != name and builds(name, n)]
 
-    candidates = near(holder)
-    if not issubclass(classes[holder], pretrained):
-        # An attention layer holding its own rotary module: look at the models above it.
-        frontier, seen = [holder], {holder}
-        for _ in range(4):
-            frontier = [
-                n
-                for n in classes
-                if n not in seen and any(_builds(sources[n], f) for f in frontier)
-            ]
-            seen.update(frontier)
-            models = [n for n in frontier if issubclass(classes[n], pretrained)]
-            if models:
-                for m in models:
-                    candidates += near(m)
-                break
-    return any(TOKEN_EMBEDDING.search(sources[n]) for n in candidates)
+    if issubclass(classes[holder], pretrained):
+        found = any(TOKEN_EMBEDDING.search(sources[n]) for n in near(holder))
+        return found, holder
+    # An attention layer holding its own rotary module: look at the models above it.
+    frontier, seen = [holder], {holder}
+    for _ in range(4):
+        frontier = [n for n in classes if n not in seen and any(builds(n, f) for f in frontier)]
+        seen.update(frontier)
+        models = [n for n in frontier if issubclass(classes[n], pretrained)]
+        if models:  # the first models above decide (a vision tower's own model embeds no ids)
+            for model in models:
+                if any(TOKEN_EMBEDDING.search(sources[n]) for n in near(model)):
+                    return True, model
+            return False, None
+    return False, None
+
+
+def _aliases(classes: dict[str, type]) -> dict[str, list[str]]:
+    """Class name -> names of module-level tables holding it (``TEMPORAL_BLOCK_CLASSES``)."""
+    mod = importlib.import_module(next(iter(classes.values())).__module__)
+    out: dict[str, list[str]] = {}
+    for name, value in vars(mod).items():
+        if isinstance(value, dict) and name.isupper():
+            for v in value.values():
+                if inspect.isclass(v) and v.__name__ in classes:
+                    out.setdefault(v.__name__, []).append(name)
+    return out
 
 
 def classify(name: str) -> Family:
@@ -146,22 +169,22 @@ def classify(name: str) -> Family:
     mod = importlib.import_module(f"transformers.models.{name}.modeling_{name}")
     classes = _module_classes(mod)
     family = Family(name)
+    models: list[str] = []
     for rname, rcls in classes.items():
         if not rname.endswith("RotaryEmbedding"):
             continue
         holders = [n for n, c in classes.items() if c is not rcls and _builds(_source(c), rname)]
-        token = any(_embeds_tokens(h, classes, PreTrainedModel) for h in holders)
-        family.rotary.append(RotaryClass(rname, holders, token))
+        found = [_embeds_tokens(h, classes, PreTrainedModel) for h in holders]
+        family.rotary.append(RotaryClass(rname, holders, any(e for e, _ in found)))
+        models += [m for e, m in found if e]
     if name in HAND:
         family.text, family.why = HAND[name]
+        models += [h for r in family.rotary for h in r.holders]
     else:
         family.text = any(r.token_positions for r in family.rotary)
         family.why = "a holder embeds token ids" if family.text else "no holder embeds token ids"
-    if family.text:
-        for r in family.rotary:
-            for h in r.holders:
-                if issubclass(classes[h], PreTrainedModel) and (r.token_positions or name in HAND):
-                    family.model_class = family.model_class or h
+    if family.text and models:
+        family.model_class = models[0]
     return family
 
 

@@ -21,6 +21,7 @@ import contextlib
 import copy
 import dataclasses
 import importlib
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 import torch
 
 CAPTURE = "posenc_ref_sweep_capture"
+CROSS = re.compile(r"cross|encoder_attn")
 
 
 @dataclass
@@ -43,18 +45,31 @@ class Call:
 
 
 class Recorder:
-    """Collects the attention calls of one forward pass (the registered function writes here)."""
+    """Collects the attention calls of one forward pass (the registered function writes here).
+
+    ``names`` maps attention modules to their names in the model (``layers.3.self_attn``): the
+    layer index where the module does not carry one, and cross-attention (``encoder_attn``,
+    ``cross_attn``: keys from another sequence, no RoPE) left out.
+    """
 
     current: Recorder | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, model: torch.nn.Module | None = None) -> None:
         self.calls: list[Call] = []
+        self.names = {id(m): n for n, m in model.named_modules()} if model is not None else {}
 
     def record(self, module, query, key, value, scaling) -> None:
+        name = self.names.get(id(module), "")
+        if CROSS.search(name):
+            return
+        layer = getattr(module, "layer_idx", None)
+        if layer is None:
+            found = re.search(r"(?:^|\.)(?:layers|layer|h|blocks|block)\.(\d+)\.", name)
+            layer = int(found.group(1)) if found else None
         self.calls.append(
             Call(
                 type(module).__name__ if module is not None else "",
-                getattr(module, "layer_idx", None),
+                layer,
                 query.detach().to(torch.float64).clone(),
                 key.detach().to(torch.float64).clone(),
                 value.detach().to(torch.float64).clone(),
@@ -78,12 +93,12 @@ def _capture(module, query, key, value, attention_mask, *args, scaling=None, **k
 
 
 def register() -> None:
-    """Register the capture, with eager attention's 4-D masks (some families index the mask)."""
+    """Register the capture, with sdpa's boolean masks (some families index the mask)."""
     from transformers import AttentionInterface
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
     AttentionInterface.register(CAPTURE, _capture)
-    ALL_MASK_ATTENTION_FUNCTIONS.register(CAPTURE, eager_mask)
+    ALL_MASK_ATTENTION_FUNCTIONS.register(CAPTURE, sdpa_mask)
 
 
 @contextlib.contextmanager
@@ -256,6 +271,13 @@ def default_config(config_class: type, family: str):
         return config_class()
 
 
+def _all_layer_lists(config, n: int) -> dict[str, list]:
+    """Every list of the config with one entry per layer (the class rebuilds them for n)."""
+    return {
+        k: v for k, v in config.to_dict().items() if isinstance(v, list) and len(v) == n and n > 1
+    }
+
+
 def tiny_config(
     config_class: type,
     family: str,
@@ -264,58 +286,90 @@ def tiny_config(
 ):
     """The family's default config with tiny sizes and enough layers for every per-layer value.
 
+    ``overrides`` are config arguments on top (``special.py``), and three directives:
+    ``_width`` (the head width, where the default config's cannot run its own model),
+    ``_layers`` (a fixed layer count, or ``(key, count)`` where the count has another name) and
+    ``_derived`` (keys the class derives from the sizes: left for it to derive again).
+
     Returns ``(default, tiny, kwargs, lists)``: the default config, the tiny config, the
     arguments that built it (for rebuilding with other ``rope_parameters``) and the per-layer
     lists whose values the tiny layers cover.
     """
+    overrides = dict(overrides or {})
+    width_override = overrides.pop("_width", None)
+    derived = set(overrides.pop("_derived", ()))
+    layers_override = overrides.pop("_layers", None)
     default = default_config(config_class, family)
     base = default.to_dict()
     have = set(base)
     if dataclasses.is_dataclass(config_class):
         have |= {f.name for f in dataclasses.fields(config_class)}
-    n_default = _value(default, "num_hidden_layers")
+    n_default = getattr(default, "num_hidden_layers", None) or _value(default, "num_hidden_layers")
     lists = _per_layer_lists(default, n_default)
-    kwargs = {k: v for k, v in base.items() if k not in _NOT_ARGS | _DERIVED and k not in lists}
+    layer_lists = _all_layer_lists(default, n_default)
+    kwargs = {
+        k: v
+        for k, v in base.items()
+        if k not in _NOT_ARGS | _DERIVED | derived and k not in layer_lists
+    }
     # attribute_map aliases (n_group -> num_expert_group): set the real name, not the alias
     aliases = getattr(config_class, "attribute_map", {}) or {}
     tiny_sizes = {aliases.get(k, k): v for k, v in TINY.items()}
     have |= set(aliases.values())
-    kwargs.update({k: v for k, v in tiny_sizes.items() if k in have})
+    for key, value in tiny_sizes.items():
+        if key not in have:
+            continue
+        if isinstance(base.get(key), list):  # one value per layer (ERNIE 4.5 VL)
+            value = [value] * len(base[key])
+        kwargs[key] = value
     if "first_k_dense_replace" in have:
         kwargs["first_k_dense_replace"] = min(1, base.get("first_k_dense_replace") or 0)
     for key in ("q_lora_rank", "kv_lora_rank"):
         if key in have and base.get(key) is None:
             kwargs[key] = None  # no low-rank projection in the family's default
-    width = head_width(default)
+    width = width_override or head_width(default)
     heads_default = _value(default, "num_attention_heads")
     kv_default = _value(default, "num_key_value_heads") or heads_default
     sizes = {"num_attention_heads": HEADS, "hidden_size": HEADS * width}
     if "num_key_value_heads" in have or "num_key_value_heads" in aliases:
         sizes["num_key_value_heads"] = HEADS if kv_default >= heads_default else 1
-    if "head_dim" in have:
+    if "head_dim" in have or width_override:
         sizes["head_dim"] = width
     kwargs.update({aliases.get(k, k): v for k, v in sizes.items()})
-    kwargs.update(overrides or {})
+    for key, value in overrides.items():  # a callable override sees the sizes chosen so far
+        kwargs[key] = value(kwargs) if callable(value) else value
+
+    layer_key = aliases.get("num_hidden_layers", "num_hidden_layers")
+    counts = range(2, max(2, min(max_layers, n_default)) + 1)
+    if layers_override is not None:
+        if isinstance(layers_override, tuple):
+            layer_key, layers_override = layers_override
+        counts = [layers_override]
 
     def make(n, explicit):
-        trial = dict(kwargs, **{aliases.get("num_hidden_layers", "num_hidden_layers"): n})
-        trial.update({key: lists[key][:n] for key in explicit})
+        trial = dict(kwargs, **{layer_key: n})
+        trial.update({key: layer_lists[key][:n] for key in explicit})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return config_class(**trial), trial
 
     tiny = trial = None
-    for n in range(2, max(2, min(max_layers, n_default)) + 1):
+    for n in counts:
         try:
             tiny, trial = make(n, ())
             got = tiny.to_dict()
-            bad = [k for k in lists if not isinstance(got.get(k), list) or len(got[k]) != n]
+            n_tiny = tiny.num_hidden_layers
+            bad = [
+                k
+                for k in layer_lists
+                if k in got and (not isinstance(got[k], list) or len(got[k]) != n_tiny)
+            ]
             if bad:
                 tiny, trial = make(n, bad)
-        except Exception:  # noqa: BLE001 (lists the class does not regenerate)
-            tiny, trial = make(n, tuple(lists))
+        except Exception:  # noqa: BLE001 (lists the class does not rebuild)
+            tiny, trial = make(n, tuple(layer_lists))
         got = tiny.to_dict()
-        if all(set(map(repr, got[k])) >= set(map(repr, v)) for k, v in lists.items()):
+        if all(set(map(repr, got.get(k) or [])) >= set(map(repr, v)) for k, v in lists.items()):
             break
     return default, tiny, trial, sorted(lists)
 
@@ -351,6 +405,10 @@ def modeling(family: str):
     return importlib.import_module(f"transformers.models.{family}.modeling_{family}")
 
 
+def configuration(family: str):
+    return importlib.import_module(f"transformers.models.{family}.configuration_{family}")
+
+
 # --------------------------------------------------------------------------- running
 
 # Families whose attention does not go through the AttentionInterface (see the module docstring).
@@ -363,6 +421,11 @@ def call_context(model, family: str, identity: bool):
     with contextlib.ExitStack() as stack:
         if identity:
             stack.enter_context(identity_rotary(model, family))
+            from .special import SPECIAL
+
+            attrs = SPECIAL.get(family, {}).get("identity_attrs")
+            if attrs:
+                stack.enter_context(module_attrs(model, attrs))
         if family in SDPA_FAMILIES:
             stack.enter_context(patched_sdpa())
         if family in ATTN_METHOD_FAMILIES:
@@ -370,6 +433,102 @@ def call_context(model, family: str, identity: bool):
         yield
 
 
+def _codebooks(model, ids, positions):
+    streams = model.config.num_codebooks + 1
+    return {"input_ids": ids[..., None].expand(-1, -1, streams).contiguous()}
+
+
+def _image_embeddings(model, ids, positions):
+    vision = model.config.vision_config
+    width = getattr(vision, "embed_dim", None) or vision.hidden_size
+    batch, seq = ids.shape
+    return {
+        "input_ids": ids,
+        "image_encoder_embeddings": torch.zeros(batch, 1, 3, width),
+        "image_attention_mask": torch.ones(batch, seq, 1, dtype=torch.long),
+    }
+
+
+def _drafter(model, ids, positions):
+    """A drafter's noise embeddings (a fixed function of the ids) and an empty context."""
+    width = model.config.hidden_size
+    noise = torch.sin(ids[..., None].double() * torch.arange(1, width + 1) / width).float()
+    context = model.encoder.fc.in_features if hasattr(model.encoder, "fc") else None
+    layers = len(getattr(model.config, "target_layer_ids", []) or [1])
+    context = torch.zeros(ids.shape[0], 0, context or width * layers)
+    return {"noise_embeds": noise, "context_hidden_states": context}
+
+
+def _encoder_states(model, ids, positions):
+    encoder = getattr(model.config, "encoder_config", None)
+    width = (encoder or model.config).hidden_size
+    return {"input_ids": ids, "encoder_hidden_states": torch.zeros(ids.shape[0], 3, width)}
+
+
+def _time_condition(model, ids, positions):
+    width = model.config.hidden_size
+    return {"input_ids": ids, "t_cond": torch.zeros(ids.shape[0], 1, width)}
+
+
+def _one_patch(model, ids, positions):
+    return {"input_ids": ids, "num_patches": 1, "patch_ids": torch.zeros_like(ids)}
+
+
+# Families whose text model takes more than token ids (special.py names the builder).
+INPUTS = {
+    "codebooks": _codebooks,
+    "image_embeddings": _image_embeddings,
+    "encoder_states": _encoder_states,
+    "drafter": _drafter,
+    "time_condition": _time_condition,
+    "one_patch": _one_patch,
+}
+
+
+@contextlib.contextmanager
+def module_attrs(model: torch.nn.Module, attrs: dict[str, Any]):
+    """Set attributes on every module that has them, for the duration."""
+    saved = []
+    for module in model.modules():
+        for name, value in attrs.items():
+            if hasattr(module, name):
+                saved.append((module, name, getattr(module, name)))
+                setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
 def forward(model, family: str, ids: torch.Tensor, positions: torch.Tensor):
     """The family's text model on token ids at the given position_ids."""
-    return model(input_ids=ids, position_ids=positions, use_cache=False)
+    from .special import SPECIAL
+
+    builder = SPECIAL.get(family, {}).get("inputs")
+    inputs = INPUTS[builder](model, ids, positions) if builder else {"input_ids": ids}
+    if SPECIAL.get(family, {}).get("inject_positions"):
+        # the model makes its own positions (0, 1, 2, ...): hand ours to its rotary modules
+        with injected_positions(model, positions):
+            return model(**inputs)
+    return model(**inputs, position_ids=positions, use_cache=False)
+
+
+@contextlib.contextmanager
+def injected_positions(model: torch.nn.Module, positions: torch.Tensor):
+    """Every rotary module computes its tables at ``positions`` whatever it is given."""
+    patched = []
+    for module in model.modules():
+        if type(module).__name__.endswith("RotaryEmbedding"):
+            original = module.forward
+
+            def forward(x, position_ids=None, *args, _original=original, **kwargs):
+                return _original(x, positions, *args, **kwargs)
+
+            module.forward = forward
+            patched.append((module, original))
+    try:
+        yield
+    finally:
+        for module, original in patched:
+            module.forward = original

@@ -79,6 +79,7 @@ def run(names: list[str] | None = None) -> Sweep:
     results = {
         "transformers": transformers.__version__,
         "counts": counts(rows, len(text) + len(other), len(text)),
+        "vision_audio_only": sorted(f.name for f in other),
         "families": rows,
     }
     return Sweep(truth, results, rows)
@@ -134,7 +135,8 @@ def row(truth: dict, result: dict) -> dict:
         if d
     ]
     layers = _summary_of_layers(truth)
-    encoding = "M-RoPE" if truth.get("mrope") else "RoPE"
+    rows = truth.get("position_rows", 1)
+    encoding = "RoPE" if rows == 1 else ("M-RoPE" if rows == 3 else f"M-RoPE ({rows} rows)")
     if layers["nope_layers"]:
         encoding += " + NoPE layers"
     out.update(
@@ -166,6 +168,40 @@ def row(truth: dict, result: dict) -> dict:
         layout_proven=bool(result.get("layout_proven")),
         reason=result.get("reason"),
     )
+    return out
+
+
+STRUCTURE = (
+    "layers",
+    "module",
+    "width",
+    "rope",
+    "rotary",
+    "location",
+    "layout",
+    "output_layout",
+    "no_exact_pairing",
+    "mrope_rows",
+)
+
+
+def digest(truth: dict) -> dict:
+    """The structure of a truth file, without the measured numbers (stable across machines)."""
+    out = {}
+    for name, family in truth["families"].items():
+        out[name] = {
+            "model_class": family.get("model_class"),
+            "error": (family.get("error") or "")[:60],
+            "position_rows": family.get("position_rows"),
+            "layers": [
+                {k: g.get(k) for k in STRUCTURE} | {"query_scaled": "query_scale" in g}
+                for g in family.get("layers", [])
+            ],
+            "cases": {
+                k: (c.get("accepted"), c.get("changes_frequencies"), "error" in c)
+                for k, c in family.get("cases", {}).items()
+            },
+        }
     return out
 
 

@@ -27,7 +27,13 @@ import torch
 from . import compare, harness, runs, special, truth
 from .families import Family, class_sources, classify
 
-CASES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
+# The family's own RoPE (its default config), and three scaled ones: linear and YaRN change the
+# frequencies everywhere, dynamic NTK only in calls that reach past the original context.
+# (Every HF rope type, LongRoPE and Llama 3 included, is compared on Llama and GPT-NeoX in
+# tests/test_models_hf.py; here the question is whether each family's code reads the type.)
+CASES = ("default", "linear", "dynamic", "yarn")
+# Tried only where the config class takes none of the above (Phi-3 takes LongRoPE only).
+FALLBACK_CASES = ("longrope", "llama3")
 LAYOUT_PROOF = 10.0  # the other layout must miss the bound by at least this factor
 
 
@@ -48,16 +54,28 @@ def _types(rope: dict) -> list[str]:
     return sorted({d.get("rope_type", "default") for d in dicts})
 
 
-def is_mrope(model) -> bool:
-    """Whether the family's text rotary module takes three position rows (M-RoPE)."""
+def position_rows(model) -> int:
+    """How many position rows the family's text rotary module takes (M-RoPE: 3; else 1).
+
+    Read from the module: the length of its ``mrope_section``, else the row count its forward
+    expands the positions to.
+    """
     for module in model.modules():
         if type(module).__name__.endswith("RotaryEmbedding"):
-            if getattr(module, "mrope_section", None) is not None:
-                return True
+            section = getattr(module, "mrope_section", None)
+            if isinstance(section, dict) and section:  # one per layer type
+                section = next(iter(section.values()))
+            if isinstance(section, (list, tuple)) and section:
+                if all(isinstance(v, (list, tuple)) for v in section):  # one per layer type
+                    section = section[0]
+                return len(section)
             source = class_sources(type(module).__module__).get(type(module).__name__, "")
-            if re.search(r"mrope|expand\(3,", source):
-                return True
-    return False
+            found = re.search(r"position_ids\.expand\((\d+),", source)
+            if found:
+                return int(found.group(1))
+            if "mrope" in source:
+                return 3
+    return 1
 
 
 def _layer(call: harness.Call, index: int) -> int:
@@ -66,7 +84,7 @@ def _layer(call: harness.Call, index: int) -> int:
 
 def layer_truth(case: runs.Case) -> list[dict]:
     """Per attention call of the inside pass: what the code did."""
-    inside = next(p for p in case.passes if p.positions.name == "inside")
+    inside = case.passes[0]  # "inside", or "both" (inside and far in one call)
     probe = next((p for p in case.passes if p.positions.name == "probe"), None)
     out = []
     for index, (pre, post) in enumerate(zip(inside.pre, inside.post, strict=True)):
@@ -76,7 +94,8 @@ def layer_truth(case: runs.Case) -> list[dict]:
             "layer": _layer(pre, index),
             "module": pre.module,
             "width": t.width,
-            "values_equal": bool(torch.equal(pre.v, post.v)),
+            "values_equal": runs.same_inputs([pre], [post]),
+            "identity_positions": inside.identity_positions,
             "softmax_scale_x_sqrt_width": None
             if post.scaling is None
             else round(post.scaling * math.sqrt(t.width), 9),
@@ -90,6 +109,9 @@ def layer_truth(case: runs.Case) -> list[dict]:
                 for f in t.fits
                 if (f.layout_in, f.layout_out) != (best.layout_in, best.layout_out)
             ]
+            if best.residual > truth.EXACT:
+                # no pairing reproduces the output: not a rotation of coordinate pairs
+                row["no_exact_pairing"] = True
             row.update(
                 rope=True,
                 rotary=list(t.block),
@@ -102,7 +124,7 @@ def layer_truth(case: runs.Case) -> list[dict]:
                 other_layout_residual=float(f"{min(f.residual for f in others):.2e}")
                 if others
                 else None,
-                attention_factor=round(float(t.key_scale.median()), 6),
+                attention_factor=round(float(t.key_scale.median()), 5),
             )
             one_row = positions if positions.dim() == 1 else None
             if one_row is not None:
@@ -114,12 +136,35 @@ def layer_truth(case: runs.Case) -> list[dict]:
                     row["base_fit"] = None if base is None else float(f"{base:.6g}")
             if probe is not None:
                 row["mrope_rows"] = mrope_rows(probe, index)
-        qs = t.query_scale
-        if qs is not None and float((qs - 1).abs().max()) > 1e-4:
-            pos = positions if positions.dim() == 1 else positions.max(0).values
-            row["query_scale"] = {int(p): round(float(s), 6) for p, s in zip(pos, qs, strict=True)}
+        scaled = query_scaling(case, index)
+        if scaled:
+            row["query_scale"] = scaled
         out.append(row)
     return out
+
+
+def query_scaling(case: runs.Case, index: int, keep: int = 8) -> dict[int, float]:
+    """Positions where the query is scaled beyond the key (every pass), a few of them.
+
+    Returns ``{position: factor}`` for up to ``keep`` positions where the factor differs from 1
+    (the first and the last ones), empty where the query is never scaled.
+    """
+    found: dict[int, float] = {}
+    for p in case.passes:
+        if p.positions.name == "probe" or index >= len(p.pre):
+            continue
+        pre, post = p.pre[index], p.post[index]
+        qs = truth.analyse(pre.q, post.q, pre.k, post.k).query_scale
+        if qs is None:
+            continue
+        positions = p.positions.positions
+        positions = positions if positions.dim() == 1 else positions.max(0).values
+        for pos, factor in zip(positions.tolist(), qs.tolist(), strict=True):
+            if abs(factor - 1) > 1e-4:
+                found[int(pos)] = round(float(factor), 4)
+    ordered = sorted(found)
+    chosen = ordered[: keep // 2] + ordered[-(keep // 2) :] if len(ordered) > keep else ordered
+    return {p: found[p] for p in sorted(set(chosen))}
 
 
 def mrope_rows(probe: runs.Pass, index: int) -> list[int] | None:
@@ -136,7 +181,7 @@ def mrope_rows(probe: runs.Pass, index: int) -> list[int] | None:
         for j in range(1, rows.shape[1], 2):
             same, spread = angle[j, i], angle[j + 1, i]
             # the largest scale whose angles do not wrap, and are well above the rounding
-            if float(same) * 3 < math.pi and float(same) > 1e-3:
+            if float(same) * rows.shape[0] < math.pi and float(same) > 1e-3:
                 choice = int(round(float(spread / same))) - 1
         found.append(choice)
     return found
@@ -189,13 +234,34 @@ def _short(requested: Any) -> Any:
     return requested
 
 
-def angles(case: runs.Case) -> list[torch.Tensor | None]:
-    """The key angles of every (pass, call): what a scaling may change."""
-    out = []
+def angles(case: runs.Case) -> dict[tuple, list[torch.Tensor]]:
+    """Key angles per (call, position): what a scaling may change.
+
+    A position may appear in several calls of a case (dynamic NTK: position 1 in a call that
+    stays inside the original context, and in one that goes past it), hence a list.
+    """
+    out: dict[tuple, list[torch.Tensor]] = {}
     for p in case.passes:
-        for pre, post in zip(p.pre, p.post, strict=True):
-            out.append(truth.analyse(pre.q, post.q, pre.k, post.k).key_angle)
+        positions = p.positions.positions
+        columns = positions.T.tolist() if positions.dim() == 2 else positions.tolist()
+        for index, (pre, post) in enumerate(zip(p.pre, p.post, strict=True)):
+            angle = truth.analyse(pre.q, post.q, pre.k, post.k).key_angle
+            if angle is None:
+                continue
+            for column, row in zip(columns, angle, strict=True):
+                key = (index, tuple(column) if isinstance(column, list) else column)
+                out.setdefault(key, []).append(row)
     return out
+
+
+def changes(got: dict, reference: dict) -> bool:
+    """Whether some angle at a position both cases ran differs (beyond float32 noise)."""
+    for key, rows in got.items():
+        for a in rows:
+            for b in reference.get(key, []):
+                if a.shape == b.shape and not torch.allclose(a, b, rtol=1e-4, atol=1e-6):
+                    return True
+    return False
 
 
 # --------------------------------------------------------------------------- ours
@@ -221,22 +287,22 @@ def agreement(case: runs.Case) -> dict:
                 out["error"] = error
                 return out
             pos = p.positions.positions
+            pre_k, post_k = compare.token_keys(pre.q, pre.k), compare.token_keys(post.q, post.k)
             try:
-                mine = compare.rotate(module, pre.q, pre.k, pos, layer)
+                mine = compare.rotate(module, pre.q, pre_k, pos, layer)
             except (ValueError, RuntimeError) as exc:
                 out["error"] = f"{type(exc).__name__}: {exc}"
                 return out
-            limit = compare.bound(module, pre.q, pre.k, pos)
-            g = compare.gap(mine, (post.q, post.k), limit)
+            limit = compare.bound(module, pre.q, pre_k, pos)
+            g = compare.gap(mine, (post.q, post_k), limit)
             worst, gap = max(worst, g.ratio), max(gap, g.gap)
-            if (
-                layer not in tuple(getattr(module.spec, "nope_layers", ()) or ())
-                and p.positions.name == "inside"
-            ):
+            if layer not in tuple(
+                getattr(module.spec, "nope_layers", ()) or ()
+            ) and p.positions.name in ("inside", "both"):
                 flipped = compare.other_layout(module)
                 if module.rotary_dim > 2:
                     o = compare.gap(
-                        compare.rotate(flipped, pre.q, pre.k, pos, layer), (post.q, post.k), limit
+                        compare.rotate(flipped, pre.q, pre_k, pos, layer), (post.q, post_k), limit
                     )
                     other = min(other, o.ratio)
         out["ratio"][p.positions.name] = float(f"{worst:.3g}")
@@ -265,6 +331,9 @@ def _sweep_family(name: str) -> dict:
     mod = harness.modeling(name)
     rule = special.SPECIAL.get(name, {})
     model_class = getattr(mod, rule.get("model_class", family.model_class))
+    config_class = model_class.config_class
+    if "config_class" in rule:
+        config_class = getattr(harness.configuration(name), rule["config_class"])
     record: dict[str, Any] = {"family": name, "model_class": model_class.__name__}
     truth_out: dict[str, Any] = dict(record)
     result: dict[str, Any] = dict(record)
@@ -272,7 +341,7 @@ def _sweep_family(name: str) -> dict:
         warnings.simplefilter("ignore")
         try:
             default, tiny, kwargs, lists = harness.tiny_config(
-                model_class.config_class, name, rule.get("overrides")
+                config_class, name, rule.get("overrides")
             )
         except Exception as exc:  # noqa: BLE001
             truth_out["error"] = result["error"] = f"config: {type(exc).__name__}: {exc}"
@@ -292,49 +361,51 @@ def _sweep_family(name: str) -> dict:
     # the default case first: it tells whether the family is M-RoPE and its rotary width
     try:
         model = harness.build(model_class, tiny)
-        mrope = is_mrope(model)
+        rows = position_rows(model)
         weights = model.state_dict()
     except Exception as exc:  # noqa: BLE001
         truth_out["error"] = result["error"] = f"build: {type(exc).__name__}: {exc}"
         return {"truth": truth_out, "result": result}
-    cases = {"default": runs.run_case(model_class, name, tiny, "default", None, mrope, weights)}
+    cases = {"default": runs.run_case(model_class, name, tiny, "default", None, rows, weights)}
     base_case = cases["default"]
     if base_case.error or not base_case.passes or not base_case.passes[0].post:
         truth_out["error"] = result["error"] = f"run: {base_case.error or 'no attention call'}"
         return {"truth": truth_out, "result": result}
-    truth_out["mrope"] = mrope
+    truth_out["position_rows"] = rows
+    identity = base_case.passes[0].identity_positions  # the later cases use the same
     layers = layer_truth(base_case)
     truth_out["layers"] = summarize_layers(layers)
     rotary_pairs = next((r["rotary_width"] // 2 for r in layers if r.get("rope")), None)
     max_len = int(getattr(tiny, "max_position_embeddings", None) or 4096)
     truth_out["cases"] = {}
     reference = angles(base_case)
-    for kind in CASES[1:]:
+    kinds = list(CASES[1:])
+    for kind in kinds:
+        if (
+            kind == kinds[-1]
+            and kind in CASES
+            and not any(c.get("accepted") and "error" not in c for c in truth_out["cases"].values())
+        ):
+            kinds += FALLBACK_CASES
         requested = runs.scaled(
             getattr(tiny, "rope_parameters", None) or {}, kind, max_len, rotary_pairs
         )
         info: dict[str, Any] = {"requested": _short(_json(requested))}
         try:
-            config = model_class.config_class(**dict(kwargs, rope_parameters=requested))
+            config = config_class(**dict(kwargs, rope_parameters=requested))
         except Exception as exc:  # noqa: BLE001
             info["accepted"] = False
             info["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
             truth_out["cases"][kind] = info
             continue
-        info["accepted"] = _types(_rope_of(config)) == [kind]
-        case = runs.run_case(model_class, name, config, kind, requested, mrope, weights)
+        info["accepted"] = _types(_rope_of(config)) == _types(requested or {})
+        case = runs.run_case(model_class, name, config, kind, requested, rows, weights, identity)
         cases[kind] = case
         if case.error:
             info["error"] = case.error[:300]
         else:
             got = angles(case)
-            info["changes_frequencies"] = any(
-                a is not None
-                and b is not None
-                and a.shape == b.shape
-                and not torch.allclose(a, b, rtol=1e-4, atol=1e-7)
-                for a, b in zip(got, reference, strict=False)
-            )
+            info["changes_frequencies"] = changes(got, reference)
         truth_out["cases"][kind] = info
 
     result["cases"] = {}

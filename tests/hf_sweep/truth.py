@@ -119,7 +119,11 @@ def analyse(q_pre, q_post, k_pre, k_post) -> LayerTruth:
     the queries alone decide.
     """
     width = q_pre.shape[-1]
-    use_k = k_pre.shape[2] == q_pre.shape[2] and k_pre.shape[-1] == width
+    seq = q_pre.shape[2]
+    if k_pre.shape[2] > seq:  # keys of the tokens, then appended compressed keys (DeepSeek-V4)
+        k_pre, k_post = k_pre[:, :, :seq], k_post[:, :, :seq]
+    # keys that are all zero (ZAYA's tiny random model) cannot show a rotation: queries decide
+    use_k = k_pre.shape[2] == seq and k_pre.shape[-1] == width and bool(k_pre.abs().max() > 0)
     rotary = moved(k_pre, k_post) if use_k else moved(q_pre, q_post)
     truth = LayerTruth(width, rotary)
     if not rotary:
