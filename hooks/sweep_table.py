@@ -130,9 +130,15 @@ def render(results: dict | None = None) -> str:
             continue
         parts.append(f'<section class="zoo-group" data-group="{key}">')
         parts.append(f"<h3>{html.escape(title)} ({len(members)})</h3>")
-        parts.append('<div class="zoo-scroll"><table class="zoo-table">' + HEADER + "<tbody>")
+        # Material styles tables without a class, in its own scroll wrapper (wide tables
+        # scroll in their box on a phone, not the page)
+        parts.append(
+            '<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table>'
+            + HEADER
+            + "<tbody>"
+        )
         parts.extend(_row(r) for r in members)
-        parts.append("</tbody></table></div></section>")
+        parts.append("</tbody></table></div></div></section>")
     missing = sorted((r for r in rows if not r["agrees"]), key=lambda r: r["family"])
     if missing:
         parts.append(f"<h3>Not agreeing yet ({len(missing)}), and what each needs</h3><ul>")

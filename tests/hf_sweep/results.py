@@ -124,7 +124,7 @@ def row(truth: dict, result: dict) -> dict:
     if "error" in truth:
         out.update(encoding=None, agrees=False, layout_proven=False, reason=truth["error"])
         return out
-    rope = truth["defaults"]["rope_parameters"]
+    rope = truth["defaults"].get("rope_parameters_used", truth["defaults"]["rope_parameters"])
     dicts = [
         d
         for d in (

@@ -352,6 +352,8 @@ def _sweep_family(name: str) -> dict:
         defaults={
             "head_dim": harness.head_width(default),
             "rope_parameters": _rope_of(default),
+            # what the sweep ran: the defaults, or special.py's values where they cannot run
+            "rope_parameters_used": _rope_of(tiny),
             "max_position_embeddings": default.to_dict().get("max_position_embeddings"),
             "layer_types": sorted(set(default.to_dict().get("layer_types") or [])) or None,
         },
