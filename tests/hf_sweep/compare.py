@@ -61,6 +61,50 @@ def ours_for(config, layer: int, layer_type: str | None):
         return None, f"{type(exc).__name__}: {exc}"
 
 
+def layer_plan(config) -> list | str | None:
+    """posenc_ref's RoPE per layer: ``layer_specs`` (a spec or ``None`` per layer).
+
+    Its refusal as text; ``None`` where posenc_ref has no ``layer_specs`` (every layer then has
+    RoPE).
+    """
+    try:
+        from posenc_ref.models import layer_specs
+    except ImportError:
+        return None
+    try:
+        return layer_specs(config)
+    except (ValueError, NotImplementedError, TypeError, KeyError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def is_nope(plan: list | None, layer: int) -> bool:
+    return isinstance(plan, list) and 0 <= layer < len(plan) and plan[layer] is None
+
+
+def unrotated(
+    plan: list, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, by_index: bool = False
+):
+    """A layer without RoPE: q and k as they are.
+
+    The query is multiplied by the spec's ``nope_query_scale`` (Llama 4's attention-temperature
+    tuning) where it has one, at each token's position, or at its index in the call where the
+    family's code counts tokens instead of reading position_ids (``by_index``).
+    """
+    scale = next((getattr(s, "nope_query_scale", None) for s in plan if s is not None), None)
+    if scale is not None:
+        largest = positions.max(0).values if positions.dim() == 2 else positions
+        if by_index:
+            largest = torch.arange(largest.shape[-1])
+        q = q * scale(largest).to(q.dtype)[:, None]
+    return q, k
+
+
+def unrotated_bound(q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """(seq, 1): float32 rounding of a scaled query (HF scales in float32)."""
+    x = max(float(q.abs().max()), float(k.abs().max()))
+    return torch.full((positions.shape[-1], 1), 16 * ULP * 2 * x, dtype=torch.float64)
+
+
 def layer_type_of(config, layer: int) -> str | None:
     """The layer's type where the config gives one RoPE per layer type."""
     rope = getattr(config, "rope_parameters", None) or {}
@@ -75,13 +119,6 @@ def rotate(module, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, la
     """posenc_ref's states for one layer: (q, k) of the family's attention-head width."""
     spec = module.spec
     width = q.shape[-1]
-    nope_layers = tuple(getattr(spec, "nope_layers", ()) or ())
-    query_pos = positions.max(0).values if positions.dim() == 2 else positions
-    if layer in nope_layers:
-        scale = getattr(spec, "nope_query_scale", None)
-        if scale is not None:
-            q = q * scale(query_pos).to(q.dtype)[:, None]
-        return q, k
     nope_dim = int(getattr(spec, "nope_dim", 0) or 0)
     if spec.head_dim + nope_dim != width:
         raise ValueError(
@@ -123,6 +160,23 @@ def gap(ours: tuple, theirs: tuple, limit: torch.Tensor) -> Gap:
         worst = max(worst, float(diff.max()))
         ratio = max(ratio, float((diff.amax(dim=(0, 1)) / limit).max()))
     return Gap(worst, ratio)
+
+
+def detail(ours: tuple, theirs: tuple, limit: torch.Tensor, positions: torch.Tensor) -> dict:
+    """Where the difference is worst: q and k ratios, max |ours - HF|, the bound there, the
+    position."""
+    largest = positions.max(0).values if positions.dim() == 2 else positions
+    out: dict = {}
+    worst = -1.0
+    for name, a, b in zip(("q", "k"), ours, theirs, strict=True):
+        per = (a - b).abs().amax(dim=(0, 1, 3)) / limit[:, 0]  # (seq,)
+        i = int(per.argmax())
+        out[f"{name}_ratio"] = float(per[i])
+        if float(per[i]) > worst:
+            worst = float(per[i])
+            diff = float((a - b).abs()[:, :, i].max())
+            out.update(gap=diff, bound=float(limit[i, 0]), position=int(largest[i]))
+    return out
 
 
 def other_layout(module):

@@ -438,6 +438,11 @@ def _codebooks(model, ids, positions):
     return {"input_ids": ids[..., None].expand(-1, -1, streams).contiguous()}
 
 
+def _audio_codebooks(model, ids, positions):
+    streams = model.config.num_codebooks
+    return {"input_ids": ids[..., None].expand(-1, -1, streams).contiguous()}
+
+
 def _image_embeddings(model, ids, positions):
     vision = model.config.vision_config
     width = getattr(vision, "embed_dim", None) or vision.hidden_size
@@ -477,6 +482,7 @@ def _one_patch(model, ids, positions):
 # Families whose text model takes more than token ids (special.py names the builder).
 INPUTS = {
     "codebooks": _codebooks,
+    "audio_codebooks": _audio_codebooks,
     "image_embeddings": _image_embeddings,
     "encoder_states": _encoder_states,
     "drafter": _drafter,

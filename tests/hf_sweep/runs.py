@@ -61,6 +61,7 @@ def same_inputs(pre: list[harness.Call], post: list[harness.Call]) -> bool:
 
 @dataclass
 class Case:
+    family: str
     name: str
     config: Any  # the tiny transformers config the model was built from
     requested: dict | None  # the rope_parameters asked for (None: the family's default)
@@ -158,7 +159,9 @@ def scaled(rope: dict, kind: str, max_len: int, rotary_pairs: int | None) -> dic
     extra = {
         "linear": {"factor": FACTOR},
         "dynamic": {"factor": FACTOR},
-        "yarn": {"factor": FACTOR, "original_max_position_embeddings": L},
+        # the factor is max_len / L exactly (4 when max_len is a multiple of 4): transformers
+        # reads both, and a config whose factor and lengths disagree is refused by posenc_ref
+        "yarn": {"factor": max_len / L, "original_max_position_embeddings": L},
         "llama3": {
             "factor": 8.0,
             "low_freq_factor": 1.0,
@@ -240,7 +243,7 @@ def run_case(
     weights=None,
     identity: str = "auto",
 ) -> Case:
-    case = Case(name, config, requested)
+    case = Case(family, name, config, requested)
     try:
         model = harness.build(model_class, config, weights)
         from .special import SPECIAL

@@ -45,12 +45,13 @@ SPECIAL: dict[str, dict[str, Any]] = {
     },
     "dbrx": {
         "overrides": {
-            "attn_config": {"kv_n_heads": 1, "rope_theta": 500000.0, "clip_qkv": 8.0},
+            "attn_config": {"kv_n_heads": 1, "rope_theta": 10000.0, "clip_qkv": 8.0},
             "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2},
         },
         "why": "the attention reads attn_config.rope_theta and clamps with attn_config.clip_qkv, "
-        "which DbrxAttentionConfig leaves undefined or None (released configs: 500000 and 8); "
-        "the experts live in ffn_config",
+        "which DbrxAttentionConfig leaves undefined or None: the base given is the config's "
+        "rope_theta (10000, what the rotary module uses), the clamp the released 8; the "
+        "experts live in ffn_config",
     },
     "diffusion_gemma": {
         "overrides": {"num_experts": 4, "top_k_experts": 2, "moe_intermediate_size": 16},
@@ -210,10 +211,12 @@ SPECIAL: dict[str, dict[str, Any]] = {
     "llama4": {
         "identity_attrs": {"attn_temperature_tuning": False},
         "long_positions": 8200,
+        "scale_by_index": True,
         "why": "the layers without RoPE scale the query by a factor of the token index "
         "(attention-temperature tuning, from arange, not from position_ids): the identity run "
         "switches it off so that it shows, and a contiguous run of 8200 tokens reaches past "
-        "floor_scale (8192), where the factor leaves 1",
+        "floor_scale (8192), where the factor leaves 1; the factor is compared at the token's "
+        "index in the call, which the code counts (arange plus the cache length)",
     },
     "recurrent_gemma": {
         "overrides": {"_layers": 3},
@@ -259,5 +262,11 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "why": "hidden_size / num_attention_heads = 4096 / 96 (42) with partial_rotary_factor "
         "0.5 gives an odd rotary width (21), which the YaRN path of the code cannot run; "
         "released GLM-4.5 configs give head_dim 128",
+    },
+    "csm": {
+        "model_class": "CsmBackboneModel",
+        "inputs": "audio_codebooks",
+        "why": "the depth decoder ignores position_ids (it numbers its codebooks itself): the "
+        "backbone, which reads them, is run, on one token per audio codebook",
     },
 }

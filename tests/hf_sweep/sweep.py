@@ -134,6 +134,7 @@ def layer_truth(case: runs.Case) -> list[dict]:
                     row["omega_last"] = round(float(omega[-1]), 10)
                     base = truth.base_from(omega)
                     row["base_fit"] = None if base is None else float(f"{base:.6g}")
+                    row.update(truth.direction_and_positions(t, one_row))
             if probe is not None:
                 row["mrope_rows"] = mrope_rows(probe, index)
         scaled = query_scaling(case, index)
@@ -267,10 +268,22 @@ def changes(got: dict, reference: dict) -> bool:
 # --------------------------------------------------------------------------- ours
 
 
+def case_family(case: runs.Case) -> str:
+    return case.family
+
+
 def agreement(case: runs.Case) -> dict:
-    """posenc_ref on one case: worst ratio per position set, the other layout's, the reason."""
+    """posenc_ref on one case: worst ratio per position set, the other layout's, the reason.
+
+    Which layers have RoPE comes from posenc_ref's ``layer_specs`` (``None``: a layer without
+    RoPE, whose states must come out as they went in, the query times ``nope_query_scale``).
+    """
     config = case.config
     out: dict[str, Any] = {"ratio": {}, "other_layout_ratio": {}, "gap": {}}
+    plan = compare.layer_plan(config)
+    if isinstance(plan, str):
+        out["error"] = plan
+        return out
     modules: dict[Any, Any] = {}
     for p in case.passes:
         if p.positions.name == "probe":
@@ -279,32 +292,43 @@ def agreement(case: runs.Case) -> dict:
         gap = 0.0
         for index, (pre, post) in enumerate(zip(p.pre, p.post, strict=True)):
             layer = _layer(pre, index)
-            lt = compare.layer_type_of(config, layer)
-            if (layer, lt) not in modules:
-                modules[layer, lt] = compare.ours_for(config, layer, lt)
-            module, error = modules[layer, lt]
-            if module is None:
-                out["error"] = error
-                return out
             pos = p.positions.positions
             pre_k, post_k = compare.token_keys(pre.q, pre.k), compare.token_keys(post.q, post.k)
-            try:
-                mine = compare.rotate(module, pre.q, pre_k, pos, layer)
-            except (ValueError, RuntimeError) as exc:
-                out["error"] = f"{type(exc).__name__}: {exc}"
-                return out
-            limit = compare.bound(module, pre.q, pre_k, pos)
+            nope = compare.is_nope(plan, layer)
+            if nope:
+                by_index = special.SPECIAL.get(case_family(case), {}).get("scale_by_index", False)
+                mine = compare.unrotated(plan, pre.q, pre_k, pos, by_index)
+                limit = compare.unrotated_bound(pre.q, pre_k, pos)
+            else:
+                lt = compare.layer_type_of(config, layer)
+                if (layer, lt) not in modules:
+                    modules[layer, lt] = compare.ours_for(config, layer, lt)
+                module, error = modules[layer, lt]
+                if module is None:
+                    out["error"] = error
+                    return out
+                try:
+                    mine = compare.rotate(module, pre.q, pre_k, pos, layer)
+                except (ValueError, RuntimeError) as exc:
+                    out["error"] = f"{type(exc).__name__}: {exc}"
+                    return out
+                limit = compare.bound(module, pre.q, pre_k, pos)
             g = compare.gap(mine, (post.q, post_k), limit)
+            if g.ratio > 1 and (out.get("worst") is None or g.ratio > out["worst"]["ratio"]):
+                out["worst"] = dict(
+                    compare.detail(mine, (post.q, post_k), limit, pos),
+                    ratio=g.ratio,
+                    layer=layer,
+                    nope=nope,
+                    positions=p.positions.name,
+                )
             worst, gap = max(worst, g.ratio), max(gap, g.gap)
-            if layer not in tuple(
-                getattr(module.spec, "nope_layers", ()) or ()
-            ) and p.positions.name in ("inside", "both"):
+            if not nope and p.positions.name in ("inside", "both") and module.rotary_dim > 2:
                 flipped = compare.other_layout(module)
-                if module.rotary_dim > 2:
-                    o = compare.gap(
-                        compare.rotate(flipped, pre.q, pre_k, pos, layer), (post.q, post_k), limit
-                    )
-                    other = min(other, o.ratio)
+                o = compare.gap(
+                    compare.rotate(flipped, pre.q, pre_k, pos, layer), (post.q, post_k), limit
+                )
+                other = min(other, o.ratio)
         out["ratio"][p.positions.name] = float(f"{worst:.3g}")
         out["gap"][p.positions.name] = float(f"{gap:.3g}")
         if other < math.inf:

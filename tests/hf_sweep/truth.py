@@ -174,6 +174,32 @@ def frequencies(truth: LayerTruth, positions: torch.Tensor) -> torch.Tensor | No
     return truth.key_angle[int(where[0])].abs()
 
 
+def direction_and_positions(truth: LayerTruth, positions: torch.Tensor) -> dict:
+    """Which way pairs turn, and whether the angles follow the positions given.
+
+    ``direction`` is ``"counterclockwise"`` where the pair ``(u, v)`` turns to
+    ``(u cos - v sin, u sin + v cos)`` with a positive angle at position 1 (the RoFormer
+    convention), ``"clockwise"`` where the angle is negative. ``follows_positions`` is false
+    where the fastest pair's angle at small positions ``p`` is not ``p`` times its angle at 1
+    (the model numbered its tokens itself).
+    """
+    angle = truth.key_angle[:, 0]  # the fastest pair, per token
+    where = {int(p): i for i, p in enumerate(positions.tolist())}
+    if 1 not in where:
+        return {}
+    first = float(angle[where[1]])
+    follows = True
+    for p in (2, 3, 7, 31):
+        if p in where:
+            delta = float(angle[where[p]]) - p * first
+            delta = (delta + math.pi) % (2 * math.pi) - math.pi
+            follows &= abs(delta) < 1e-3
+    return {
+        "direction": "clockwise" if first < 0 else "counterclockwise",
+        "follows_positions": follows,
+    }
+
+
 def base_from(omega: torch.Tensor) -> float | None:
     """The base that gives these frequencies as base**(-2i/d) (fitted on pairs 0 and 1)."""
     if omega is None or len(omega) < 2 or float(omega[1]) <= 0 or float(omega[0]) <= 0:
