@@ -1,0 +1,187 @@
+"""posenc_ref's rotation of the family's pre-rotation states, against the family's own output.
+
+``RotaryEmbedding.from_hf_config(config)`` is built from the same tiny transformers config the
+family's model was built from, and rotates the states the family had before its RoPE. The
+difference to the family's rotated states must stay within HF's float32-angle error bound (the
+bound of tests/test_peers.py and tests/test_models_hf.py: HF forms ``position * inv_freq`` in
+float32, an absolute angle error up to ``2**-24 * (position + 1) * (ln(base) + 10)``), position by
+position. The same module with the other pair layout must fail it: that is what proves the
+layout.
+
+The spec says where its rotary part sits in the attention head: the whole head
+(``head_dim`` equals the head width), or, for the MLA families, the last ``head_dim``
+coordinates after ``nope_dim`` pass-through ones. It says which layers have no RoPE
+(``nope_layers``) and any query scaling (``query_scale``: applied by the module;
+``nope_query_scale``: in the layers without RoPE, applied by the caller, here).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+from dataclasses import dataclass
+
+import torch
+
+ULP = 2.0**-24
+OTHER = {"half": "interleaved", "interleaved": "half"}
+
+
+def angle_atol(max_position: int, base: float) -> float:
+    """HF's float32 angle error at a position (tests/test_models_hf.py's bound)."""
+    return ULP * (max_position + 1) * (math.log(base) + 10) + 8 * ULP
+
+
+@dataclass
+class Gap:
+    """max |ours - theirs| over q and k, and the same over the bound (<= 1 agrees)."""
+
+    gap: float
+    ratio: float
+
+    @property
+    def agrees(self) -> bool:
+        return self.ratio <= 1.0
+
+
+def ours_for(config, layer: int, layer_type: str | None):
+    """``from_hf_config`` for one layer of the config: (module or None, error text or None)."""
+    from posenc_ref import RotaryEmbedding
+
+    params = inspect.signature(RotaryEmbedding.from_hf_config).parameters
+    kwargs = {}
+    if layer_type is not None:
+        kwargs["layer_type"] = layer_type
+    if "layer" in params:
+        kwargs["layer"] = layer
+    try:
+        return RotaryEmbedding.from_hf_config(config, **kwargs), None
+    except (ValueError, NotImplementedError, TypeError, KeyError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def layer_plan(config) -> list | str | None:
+    """posenc_ref's RoPE per layer: ``layer_specs`` (a spec or ``None`` per layer).
+
+    Its refusal as text; ``None`` where posenc_ref has no ``layer_specs`` (every layer then has
+    RoPE).
+    """
+    try:
+        from posenc_ref.models import layer_specs
+    except ImportError:
+        return None
+    try:
+        return layer_specs(config)
+    except (ValueError, NotImplementedError, TypeError, KeyError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def is_nope(plan: list | None, layer: int) -> bool:
+    return isinstance(plan, list) and 0 <= layer < len(plan) and plan[layer] is None
+
+
+def unrotated(
+    plan: list, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, by_index: bool = False
+):
+    """A layer without RoPE: q and k as they are.
+
+    The query is multiplied by the spec's ``nope_query_scale`` (Llama 4's attention-temperature
+    tuning) where it has one, at each token's position, or at its index in the call where the
+    family's code counts tokens instead of reading position_ids (``by_index``).
+    """
+    scale = next((getattr(s, "nope_query_scale", None) for s in plan if s is not None), None)
+    if scale is not None:
+        largest = positions.max(0).values if positions.dim() == 2 else positions
+        if by_index:
+            largest = torch.arange(largest.shape[-1])
+        q = q * scale(largest).to(q.dtype)[:, None]
+    return q, k
+
+
+def unrotated_bound(q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """(seq, 1): float32 rounding of a scaled query (HF scales in float32)."""
+    x = max(float(q.abs().max()), float(k.abs().max()))
+    return torch.full((positions.shape[-1], 1), 16 * ULP * 2 * x, dtype=torch.float64)
+
+
+def layer_type_of(config, layer: int) -> str | None:
+    """The layer's type where the config gives one RoPE per layer type."""
+    rope = getattr(config, "rope_parameters", None) or {}
+    types = getattr(config, "layer_types", None)
+    nested = bool(rope) and all(isinstance(v, dict) or v is None for v in rope.values())
+    if types is not None and layer < len(types) and (nested or types[layer] in rope):
+        return types[layer]
+    return None
+
+
+def rotate(module, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, layer: int):
+    """posenc_ref's states for one layer: (q, k) of the family's attention-head width."""
+    spec = module.spec
+    width = q.shape[-1]
+    nope_dim = int(getattr(spec, "nope_dim", 0) or 0)
+    if spec.head_dim + nope_dim != width:
+        raise ValueError(
+            f"the spec's head (head_dim {spec.head_dim} + nope_dim {nope_dim}) is not the "
+            f"{width} coordinates the family hands attention"
+        )
+    if q.shape[2] != k.shape[2]:
+        raise ValueError(f"keys of another length ({k.shape[2]}) than the queries ({q.shape[2]})")
+    qr, kr = module(q[..., nope_dim:], k[..., nope_dim:], positions)
+    return torch.cat([q[..., :nope_dim], qr], -1), torch.cat([k[..., :nope_dim], kr], -1)
+
+
+def token_keys(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """The keys of the queries' tokens.
+
+    DeepSeek-V4 appends compressed keys (block summaries rotated at their own positions),
+    which are not compared.
+    """
+    return k[:, :, : q.shape[2]] if k.shape[2] > q.shape[2] else k
+
+
+def bound(module, q, k, positions) -> torch.Tensor:
+    """(seq, 1) the float32-angle bound per position, for states of these magnitudes."""
+    spec = module.spec
+    largest = positions.max(0).values if positions.dim() == 2 else positions
+    a = max(1.0, float(spec.attention_factor))
+    scale = getattr(spec, "query_scale", None)
+    if scale is not None:
+        a *= float(scale(largest).max())
+    x = max(float(q.abs().max()), float(k.abs().max()))
+    per = torch.tensor([angle_atol(int(p), spec.base) for p in largest], dtype=torch.float64)
+    return (per * 2 * a * x + 16 * ULP * a * x)[:, None]
+
+
+def gap(ours: tuple, theirs: tuple, limit: torch.Tensor) -> Gap:
+    worst, ratio = 0.0, 0.0
+    for a, b in zip(ours, theirs, strict=True):
+        diff = (a - b).abs()  # (batch, heads, seq, width)
+        worst = max(worst, float(diff.max()))
+        ratio = max(ratio, float((diff.amax(dim=(0, 1)) / limit).max()))
+    return Gap(worst, ratio)
+
+
+def detail(ours: tuple, theirs: tuple, limit: torch.Tensor, positions: torch.Tensor) -> dict:
+    """Where the difference is worst: q and k ratios, max |ours - HF|, the bound there, the
+    position."""
+    largest = positions.max(0).values if positions.dim() == 2 else positions
+    out: dict = {}
+    worst = -1.0
+    for name, a, b in zip(("q", "k"), ours, theirs, strict=True):
+        per = (a - b).abs().amax(dim=(0, 1, 3)) / limit[:, 0]  # (seq,)
+        i = int(per.argmax())
+        out[f"{name}_ratio"] = float(per[i])
+        if float(per[i]) > worst:
+            worst = float(per[i])
+            diff = float((a - b).abs()[:, :, i].max())
+            out.update(gap=diff, bound=float(limit[i, 0]), position=int(largest[i]))
+    return out
+
+
+def other_layout(module):
+    """The same module with the other pair layout (input and output)."""
+    flipped = copy.deepcopy(module)
+    flipped.layout = OTHER[module.layout]
+    flipped.output_layout = OTHER[module.output_layout]
+    return flipped

@@ -1,0 +1,167 @@
+"""Every transformers family with a rotary class, proven from its own code (skipped without it).
+
+The sweep (``tests/hf_sweep``) builds each text family's model from its own config class, tiny
+and random, runs it, and records the query and key states its code hands to attention, before and
+after its RoPE. ``RotaryEmbedding.from_hf_config`` on the same config must rotate the same states
+to the same result within HF's float32-angle bound, with every pair layout check backed by the
+other layout failing. The results file behind the site's model zoo table must be what the run
+computes. The harness itself is checked first, on rotations it did not compute.
+"""
+
+import json
+import math
+
+import pytest
+import torch
+
+from tests.hf_sweep import results, truth
+
+pytestmark = pytest.mark.peers
+
+AGREEMENT_TARGET = 0.95
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    pytest.importorskip("transformers")
+    return results.run()
+
+
+@pytest.fixture(scope="module")
+def committed():
+    with open(results.RESULTS_FILE, encoding="utf-8") as f:
+        return json.load(f)
+
+
+# --- the reading of states: known rotations in, known answers out -----------------------------
+
+
+def _rotated(x, positions, layout_in, layout_out, base=10000.0, scale=1.0):
+    """Rotate ``(batch, heads, seq, width)`` by hand: pairs read one way, written another."""
+    width = x.shape[-1]
+    a, b = truth.pairs(width, layout_in)
+    a2, b2 = truth.pairs(width, layout_out)
+    omega = base ** (-torch.arange(width // 2, dtype=torch.float64) * 2 / width)
+    angle = positions[:, None].double() * omega  # (seq, pairs)
+    c, s = angle.cos() * scale, angle.sin() * scale
+    out = torch.empty_like(x)
+    out[..., a2] = x[..., a] * c - x[..., b] * s
+    out[..., b2] = x[..., a] * s + x[..., b] * c
+    return out
+
+
+@pytest.mark.parametrize(
+    "layout_in, layout_out",
+    [("half", "half"), ("interleaved", "interleaved"), ("interleaved", "half")],
+)
+def test_the_pairing_is_read_from_the_states(layout_in, layout_out):
+    """The fitted layout is the one used, the others leave a large residual, angles are found."""
+    gen = torch.Generator().manual_seed(0)
+    positions = torch.tensor([0, 1, 2, 5, 100])
+    q = torch.randn(2, 4, 5, 16, generator=gen, dtype=torch.float64)
+    k = torch.randn(2, 2, 5, 16, generator=gen, dtype=torch.float64)
+    layer = truth.analyse(
+        q,
+        _rotated(q, positions, layout_in, layout_out),
+        k,
+        _rotated(k, positions, layout_in, layout_out),
+    )
+    assert (layer.best.layout_in, layer.best.layout_out) == (layout_in, layout_out)
+    assert layer.best.residual < 1e-12
+    assert min(f.residual for f in layer.fits[1:]) > 0.1
+    omega = truth.frequencies(layer, positions)
+    assert omega[0] == pytest.approx(1.0) and truth.base_from(omega) == pytest.approx(10000.0)
+
+
+def test_partial_rotary_and_query_scaling_are_read_from_the_states():
+    """A rotary part in the last coordinates, and a query scaled by position, are both seen."""
+    gen = torch.Generator().manual_seed(1)
+    positions = torch.tensor([0, 1, 7, 4096])
+    q = torch.randn(2, 4, 4, 24, generator=gen, dtype=torch.float64)
+    k = torch.randn(2, 2, 4, 24, generator=gen, dtype=torch.float64)
+    sigma = torch.tensor([1.0, 1.0, 1.0, 1.25], dtype=torch.float64)[:, None]
+
+    def rope_last(x):
+        return torch.cat([x[..., :8], _rotated(x[..., 8:], positions, "half", "half")], -1)
+
+    layer = truth.analyse(q, rope_last(q) * sigma, k, rope_last(k))
+    assert layer.block == (8, 24) and layer.location == "last"
+    assert layer.query_scale.tolist() == pytest.approx([1.0, 1.0, 1.0, 1.25])
+    nope = truth.analyse(q, q, k, k)
+    assert nope.nope and nope.query_scale.tolist() == pytest.approx([1.0] * 4)
+
+
+def test_vision_and_text_families_are_told_apart():
+    """Pixtral and SAM 2 rotate patches; Llama and Recurrent Gemma (rotary in attention) text."""
+    pytest.importorskip("transformers")
+    from tests.hf_sweep.families import classify
+
+    assert not classify("pixtral").text and not classify("sam2_video").text
+    assert classify("llama").text and classify("llama").model_class == "LlamaModel"
+    gemma = classify("recurrent_gemma")
+    assert gemma.text and gemma.model_class == "RecurrentGemmaModel"
+    paddle = classify("paddleocr_vl")  # a vision tower inside a model that embeds tokens
+    assert [r.token_positions for r in paddle.rotary] == [False, True]
+
+
+# --- the sweep ------------------------------------------------------------------------------
+
+
+def test_every_text_rotary_family_agrees_with_from_hf_config(sweep):
+    """At least 95 % of the text rotary families agree, layout proven by the other layout."""
+    counts = sweep.results["counts"]
+    rows = sweep.rows.values()
+    for row in rows:
+        if row["agrees"]:
+            assert row["layout_proven"] or row.get("rotary_dim") == [2], row["family"]
+    share = counts["agree"] / counts["text_rotary_families"]
+    missing = {r["family"]: r["reason"] for r in rows if not r["agrees"]}
+    assert share >= AGREEMENT_TARGET, (
+        f"{counts['agree']} of {counts['text_rotary_families']} agree ({share:.1%}); "
+        f"not yet: {json.dumps(missing, indent=1)[:4000]}"
+    )
+
+
+def test_every_disagreement_names_what_is_missing(sweep):
+    for row in sweep.rows.values():
+        if not row["agrees"]:
+            assert row["reason"], row["family"]
+
+
+def test_committed_results_equal_the_run(sweep, committed):
+    """The site's table cannot go stale: ``python -m tests.hf_sweep --write`` rewrites it."""
+    fresh = json.loads(json.dumps(sweep.results))
+    if fresh != committed:
+        changed = sorted(
+            name
+            for name in set(fresh["families"]) | set(committed["families"])
+            if fresh["families"].get(name) != committed["families"].get(name)
+        )
+        pytest.fail(
+            f"tests/data/hf_sweep_results.json is stale (rerun python -m tests.hf_sweep --write): "
+            f"counts {committed['counts']} -> {fresh['counts']}; families {changed}"
+        )
+
+
+def test_committed_truth_equals_the_run(sweep):
+    """The structure in the truth file (layouts, widths, NoPE layers) is what the run reads."""
+    with open(results.TRUTH_FILE, encoding="utf-8") as f:
+        committed = json.load(f)
+    assert results.digest(committed) == results.digest(sweep.truth)
+
+
+def test_the_value_states_saw_the_same_layer_inputs(sweep):
+    """Attention contributes nothing, so both runs of a family fed every layer the same input."""
+    for name, family in sweep.truth["families"].items():
+        for group in family.get("layers", []):
+            assert group["values_equal"], (name, group["layers"])
+
+
+def test_counts_are_the_enumeration(sweep):
+    counts = sweep.results["counts"]
+    assert counts["text_rotary_families"] == len(sweep.truth["text_rotary_families"])
+    assert counts["model_types_with_a_rotary_class"] == counts["text_rotary_families"] + len(
+        sweep.truth["vision_audio_only"]
+    )
+    assert counts["model_types_with_a_rotary_class"] >= 190
+    assert math.isclose(counts["agree"] + counts["do_not_agree"], counts["text_rotary_families"])
