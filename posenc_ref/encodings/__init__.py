@@ -333,7 +333,7 @@ _BUILDERS = {
 
 def _rope(original, config, model_type, family, layer_type, layout) -> Rope:
     """One spec per layer type, each read by ``rope_spec`` from the config as given."""
-    from ..models import rope_spec
+    from ..models import NoRopeError, rope_spec
 
     source = f"{_HF}{family.source}" if family else "posenc_ref.models.rope_spec"
     if layer_type is not None:
@@ -345,6 +345,13 @@ def _rope(original, config, model_type, family, layer_type, layout) -> Rope:
             specs = {t: rope_spec(original, layer_type=t, layout=layout) for t in types}
         else:
             specs = {None: rope_spec(original, layout=layout)}
+    except NoRopeError as error:  # the RoPE family's code switches RoPE off by a config key
+        if error.reason.startswith("no positional encoding"):
+            return NoPE(model_type, "posenc_ref.models.rope_spec", notes=(error.reason,))
+        raise ValueError(
+            f"model_type {model_type!r} uses {error.reason}: posenc_ref reads this family's RoPE "
+            "but does not build this encoding for it"
+        ) from error
     except ValueError as error:
         if family is not None:
             raise

@@ -55,7 +55,8 @@ class Family:
         The RoPE dict (or one per layer type) the config class fills in when the config has
         neither ``rope_parameters`` nor ``rope_scaling`` (``rope_theta`` apart).
     defaults : dict
-        Other keys the config class fills in when absent (MLA: ``qk_rope_head_dim``, ...).
+        Other keys the config class fills in when absent (MLA: ``qk_rope_head_dim``, ...); a
+        callable computes the value from the config, as the class does (``None``: cannot).
     aliases : dict
         The config class's ``attribute_map``: a standard key -> the family's name for it
         (DBRX: ``hidden_size`` is ``d_model``); a dotted name reaches into a sub-dict.
@@ -111,6 +112,10 @@ class Family:
     no_rope_when : callable or None
         ``config -> reason or None``: a config under which the family's model uses no RoPE at
         all (Falcon with ``alibi``).
+    only_default : str
+        Non-empty where the code computes only the default frequencies (ESM ignores
+        ``rope_type``, Recurrent Gemma raises for any other): why. Another type is refused, since
+        the model would not compute it.
     query_scale, nope_query_scale : callable or None
         ``(config[, rope dict]) -> QueryScale``: the query scaling of the rotating layers, of
         the layers without RoPE.
@@ -147,6 +152,7 @@ class Family:
     ignored: Mapping[str, str] = field(default_factory=dict)
     conflicts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     no_rope_when: Callable[[Mapping[str, Any]], str | None] | None = None
+    only_default: str = ""
     normalized_after: Callable[[Mapping[str, Any]], bool] | None = None
     clockwise: bool = False
     query_scale: Callable[[Mapping[str, Any], Mapping[str, Any]], QueryScale | None] | None = None
@@ -184,7 +190,10 @@ class Family:
         """The config with the family's names mapped to the standard ones and defaults filled."""
         out = dict(config)
         for key, value in self.defaults.items():
-            out.setdefault(key, value)
+            if callable(value):  # a default the config class computes from other keys
+                value = value(out)
+            if value is not None:
+                out.setdefault(key, value)
         for standard, own in self.aliases.items():
             value = _lookup(out, own)
             if value is not None:
