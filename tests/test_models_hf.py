@@ -652,6 +652,26 @@ def test_llama4_interleaved_rope_and_temperature_tuning(transformers, capture):
     assert sigma[2] == 1 and sigma[3] > 1  # (3 + 1) // 4 = 1: the first step
 
 
+def test_beam_power_query_scaling(transformers):
+    """Beam: its NoPE (full-attention) layers scale q by (1 + (t + 1) / 2048) ** 0.1.
+
+    Compared with the family's own compute_attention_scaling (float32) at positions from the
+    first to far out; the sweep runs the whole model.
+    """
+    from transformers.models.beam.modeling_beam import compute_attention_scaling
+
+    spec = rope_spec({"model_type": "beam", "hidden_size": 1024, "num_attention_heads": 8,
+                      "num_hidden_layers": 4,
+                      "layer_types": ["sliding_attention"] * 3 + ["full_attention"]},
+                     layer_type="sliding_attention")  # fmt: skip
+    assert spec.nope_layers == (3,) and spec.nope_query_scale.form == "power"
+    positions = torch.tensor([0, 1, 2046, 2047, 8191, 131071, 10_000_000])
+    theirs = compute_attention_scaling(positions[None])[0, 0, :, 0].double()
+    ours = spec.nope_query_scale(positions)
+    torch.testing.assert_close(ours, theirs, rtol=4 * 2.0**-24, atol=0)
+    assert float(ours[0]) > 1  # no flat stretch: above 1 from the first position
+
+
 def test_cohere2_rotates_its_sliding_layers_only(transformers, capture):
     specs, _, _ = check_variant(transformers, "cohere2", FAR, num_hidden_layers=4,
                                 sliding_window=8, **SMALL)  # fmt: skip
