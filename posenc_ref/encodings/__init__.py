@@ -40,6 +40,7 @@ import torch
 
 from .._checks import check_dim
 from ..absolute import MAX_POSITION
+from ..models._values import _plain
 from ._families import FAMILIES as ENCODING_FAMILIES
 from ._families import Family
 from ._kinds import Alibi, LearnedAbsolute, NoPE, RelativeKey, Rope, Sinusoidal, T5Buckets
@@ -116,7 +117,7 @@ def positional_encoding(
     ...                      "hidden_size": 768}).rows
     2050
     """
-    config = original = _as_mapping(config)
+    config = original = _plain(config)  # rope_spec's reading: a dict, or to_dict()
     text = config.get("text_config")
     if text is not None:
         if not isinstance(text, Mapping):
@@ -149,18 +150,6 @@ def positional_encoding(
         notes.append(f"{', '.join(stray)} in the config: not read by {model_type}'s code here")
     build = _BUILDERS[kind]
     return build(config, family, model_type, (*_decision_notes(config, model_type), *notes))
-
-
-def _as_mapping(config: object) -> Mapping[str, Any]:
-    if isinstance(config, Mapping):
-        return config
-    to_dict = getattr(config, "to_dict", None)
-    if callable(to_dict):  # a transformers PreTrainedConfig (never imported here)
-        return to_dict()
-    raise TypeError(
-        "config must be a dict (the contents of config.json) or a transformers config object, "
-        f"got {type(config).__name__}"
-    )
 
 
 def _decide(config: Mapping[str, Any], family: Family, model_type: str) -> str:
