@@ -260,7 +260,7 @@
         const title = make("p", { class: "pe-panel-title", id: `${this.id}-${name}-title` }, figure);
         const svg = C.el("svg", { role: "img", "aria-labelledby": `${this.id}-${name}-title`, class: "pe-svg" }, figure);
         // The decay panel stacks a second chart (the score) on the same distance axis.
-        const svg2 = name === "decay" ? C.el("svg", { role: "img", "aria-label": "score of q = k against relative distance", class: "pe-svg" }, figure) : null;
+        const svg2 = name === "decay" ? C.el("svg", { role: "img", "aria-label": "score of a key equal to its query against relative distance k", class: "pe-svg" }, figure) : null;
         const legend = make("div", { class: "pe-legend" }, figure);
         // Not a live region: a slider drag would read out every step. The slider's own
         // aria-valuetext says the value; the readout is there to be read.
@@ -699,7 +699,7 @@
       }
       const items = [
         { cls: "pe-series-main", label: "bound: mean of |S\u2097| (RoFormer)" },
-        { cls: "pe-series-score", label: "score of q = k, \u03a3\u1d62 cos(k\u03c9\u1d62) / N" },
+        { cls: "pe-series-score", label: "score of key = query, \u03a3\u1d62 cos(k\u03c9\u1d62) / N" },
       ];
       if (r.boundOriginal) items.push({ cls: "pe-series-original", label: "bound without scaling" });
       C.legend(panel.legend, items);
