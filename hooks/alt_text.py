@@ -243,6 +243,19 @@ def _check_inspect_llama31(pkg) -> dict[str, str]:
     }
 
 
+def _zoo_wavelengths(pkg) -> dict[str, str]:
+    import numpy as np
+
+    from posenc_ref.models import zoo_rows
+    from posenc_ref.plots import zoo_wavelengths
+
+    rows = _default(zoo_wavelengths, "rows")
+    rows = zoo_rows() if rows is None else rows  # None: every released family, as drawn
+    omega = [row["spec"].inv_freq.numpy() for row in rows]
+    lam = np.concatenate([2 * np.pi / w[w > 0] for w in omega])  # frequency 0 is not drawn
+    return {"shortest": f"{lam.min():.1f}", "longest": f"{lam.max() / 1e6:.0f} million"}
+
+
 FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "heatmap_10x4_base100.svg": _heatmap_10x4,
     "heatmap_128x8.svg": _heatmap_128x8,
@@ -261,6 +274,7 @@ FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "bench_accuracy.svg": _bench_accuracy,
     "check_hf_error.svg": _check_hf_error,
     "check_inspect_llama31.svg": _check_inspect_llama31,
+    "zoo_wavelengths.svg": _zoo_wavelengths,
 }
 
 _cache: dict[str, dict[str, str]] = {}

@@ -87,9 +87,15 @@ def _row(row: dict) -> str:
     ok = row["agrees"]
     verdict = "yes" if ok else "not yet"
     title = "" if ok else f' title="{html.escape(row.get("reason") or "")}"'
+    model_type = row.get("model_type")
+    # the model_type under the family's name where it differs (the cell a config.json names)
+    under = (
+        f"<br><small><code>{html.escape(model_type)}</code></small>"
+        if model_type and model_type != row["family"]
+        else ""
+    )
     cells = [
-        f"<td><code>{html.escape(row['family'])}</code></td>",
-        _cell(row.get("model_type") or "–"),
+        f"<td><code>{html.escape(row['family'])}</code>{under}</td>",
         _cell(row.get("encoding") or "–"),
         _cell(_join(row.get("rope_type"))),
         _cell(row.get("layout") or "–"),
@@ -102,8 +108,8 @@ def _row(row: dict) -> str:
 
 
 HEADER = (
-    "<thead><tr><th>family</th><th>model_type</th><th>encoding</th><th>rope type</th>"
-    "<th>layout</th><th>head / rotary width</th><th>base</th><th>context</th>"
+    "<thead><tr><th>family (model_type)</th><th>encoding</th><th>rope type</th>"
+    "<th>layout</th><th>head / rotary</th><th>base</th><th>context</th>"
     "<th>agrees</th></tr></thead>"
 )
 

@@ -7,9 +7,10 @@ Explained on the site: [Which positional encoding does my model use?](encodings.
 whose config is in the local Hugging Face cache (never downloaded). The config is read by
 :func:`posenc_ref.encodings.positional_encoding`, which says which encoding the family's code
 uses: learned absolute, sinusoidal, ALiBi, T5 buckets, none, or RoPE (read by
-:func:`posenc_ref.models.rope_spec`, once per layer type). For a RoPE this module prints widths
-and layout, base and scaling type, the attention factor, and a per-pair table of frequencies,
-wavelengths and turns within the original context; ``--plot FILE`` draws the per-pair
+:func:`posenc_ref.models.rope_spec`, once per layer type). The text it prints is written by
+``posenc_ref.encodings._describe`` (``describe_encoding``; for a RoPE ``describe``: widths and
+layout, base and scaling type, the attention factor, and a per-pair table of frequencies,
+wavelengths and turns within the original context); ``--plot FILE`` draws the per-pair
 wavelengths (:func:`posenc_ref.plots.check.spec_wavelengths`, needs matplotlib).
 
 ``python -m posenc_ref vectors CONFIG.json -o FILE`` writes reference vectors of the config's
@@ -30,11 +31,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from .encodings._describe import describe_encoding
+from .encodings._describe import describe_rope as describe
+from .encodings._describe import wrap as _wrap
 
 __all__ = ["main", "describe", "describe_encoding"]
 
@@ -238,241 +241,6 @@ def _depth(value: object) -> int:
             if level + 1 <= MAX_DEPTH:  # deeper than that is refused anyway
                 stack.extend((child, level + 1) for child in item)
     return deepest
-
-
-# --------------------------------------------------------------------------- describing it
-
-
-def _number(value: float) -> str:
-    if value == 0 or not math.isfinite(value):
-        return str(value)
-    return f"{value:.6g}"
-
-
-def _rows(pairs: int, every: bool) -> list[int]:
-    if every or pairs <= 16:
-        return list(range(pairs))
-    picked = {round(k * (pairs - 1) / 15) for k in range(16)}
-    return sorted(picked)
-
-
-def _wrap(text: str, indent: int = 12) -> str:
-    # 76 columns: fits a terminal, and an output block on the site
-    return textwrap.fill(text, 76, subsequent_indent=" " * indent, break_on_hyphens=False)
-
-
-def _field(name: str, text: str) -> str:
-    return _wrap(f"{name + ':':<12}{text}")
-
-
-def describe_encoding(encoding: object, *, all_pairs: bool = False) -> str:
-    """The text ``inspect`` prints for what ``positional_encoding`` returns, any kind.
-
-    Parameters
-    ----------
-    encoding
-        A :class:`~posenc_ref.encodings.LearnedAbsolute`, ``Sinusoidal``, ``Alibi``,
-        ``T5Buckets``, ``RelativeKey``, ``NoPE`` or ``Rope``.
-    all_pairs
-        For a RoPE: list every pair instead of at most 16 evenly spaced ones.
-
-    Returns
-    -------
-    str
-        Lines of at most 76 characters.
-    """
-    from .encodings._describe import describe as describe_kind
-
-    if encoding.kind == "rope":
-        text = _describe_rope(encoding, all_pairs)
-    else:
-        fields = describe_kind(encoding)
-        text = "\n".join(_wrap(t) if not name else _field(name, t) for name, t in fields)
-    for note in encoding.notes:
-        text += "\n" + _field("note", note)
-    return text
-
-
-def _describe_rope(encoding, all_pairs: bool) -> str:
-    specs = encoding.specs
-    if list(specs) == [None]:
-        return describe(specs[None], all_pairs=all_pairs)
-    names = ", ".join(str(t) for t in specs)
-    where = f"model_type {encoding.model_type!r}" if encoding.model_type else "this config"
-    head = _wrap(
-        f"{where} has one RoPE per layer type: {names}. Each is explained below "
-        "(--layer-type T shows one).",
-        indent=0,
-    )
-    blocks = [describe(spec, all_pairs=all_pairs) for spec in specs.values()]
-    rule = "-" * 76
-    return head + "\n\n" + f"\n{rule}\n".join(blocks)
-
-
-def describe(spec: object, *, all_pairs: bool = False) -> str:
-    """The text ``inspect`` prints for a :class:`~posenc_ref.models.RopeSpec`.
-
-    Parameters
-    ----------
-    spec
-        A spec from :func:`posenc_ref.models.rope_spec`.
-    all_pairs
-        List every pair instead of at most 16 evenly spaced ones.
-
-    Returns
-    -------
-    str
-    """
-    import torch
-
-    from .absolute import inv_freq as plain_inv_freq
-
-    head_dim, rotary_dim = spec.head_dim, spec.rotary_dim
-    pairs = rotary_dim // 2
-    layout = spec.layout
-    model_type = getattr(spec, "model_type", None)
-    layer_type = getattr(spec, "layer_type", None)
-    where = f"model_type {model_type!r}" if model_type else "this config"
-    if layer_type:
-        where += f", layer type {layer_type!r}"
-    lines = [_wrap(f"RoPE of {where}: rope_type {spec.rope_type!r}, base {spec.base:.10g}")]
-    partial = (
-        "all of them rotated"
-        if rotary_dim == head_dim
-        else f"the first {rotary_dim} rotated, the last {head_dim - rotary_dim} passed through "
-        f"(partial rotary, factor {rotary_dim / head_dim:g})"
-    )
-    lines.append(_wrap(f"widths:     head_dim {head_dim}, rotary_dim {rotary_dim}: {partial}"))
-    if layout == "interleaved":
-        pairing = "pairs (2i, 2i+1), interleaved (Meta's Llama, GLM, torchtune)"
-    else:
-        pairing = f"pairs (i, i + {pairs}), half (HF rotate_half, GPT-NeoX)"
-    output_layout = getattr(spec, "output_layout", layout)
-    if output_layout not in (None, layout):
-        pairing += f"; results written back in {output_layout} order"
-    lines.append(_wrap(f"layout:     {pairing}"))
-    original = spec.original_max_len
-    lines.append(
-        _wrap(
-            "context:    original "
-            + (f"{original}" if original else "not stated")
-            + f", max_position_embeddings {spec.max_len}"
-            + (f", factor {spec.factor:g}" if getattr(spec, "factor", None) else "")
-        )
-    )
-    a = float(spec.attention_factor)
-    lines.append(
-        _wrap(
-            f"attention:  factor {_number(a)} multiplied into cos and sin"
-            + (f" (logits scale by a^2 = {_number(a * a)})" if a != 1.0 else " (none)")
-        )
-    )
-    softmax = float(getattr(spec, "softmax_scale_factor", 1.0))
-    if softmax != 1.0:
-        lines.append(
-            _wrap(
-                f"            and the model multiplies its softmax scale by {_number(softmax)} "
-                "outside RoPE"
-            )
-        )
-    mrope = getattr(spec, "mrope_section", None)
-    if mrope:
-        lines.append(
-            _wrap(
-                f"M-RoPE:     sections {tuple(mrope)} pairs take their angles from the time, "
-                "height and width position rows"
-            )
-        )
-    lines += _layer_lines(spec)
-    omega = spec.inv_freq.detach().to("cpu", torch.float64)
-    plain = plain_inv_freq(rotary_dim, spec.base)
-    wavelength = 2 * math.pi / omega
-    # a float: an integer context past int64 (10**20) cannot enter a tensor operation
-    context = float(original or spec.max_len or 0)
-    label = f"{original or spec.max_len}" if context < 1e9 else f"{context:.3g}"  # fits a column
-    summary = (
-        f"{pairs}, the fastest turning {_number(float(omega.max()))} rad per position "
-        f"(wavelength {_number(float(wavelength.min()))}), the slowest "
-        f"{_number(float(omega.min()))} (wavelength {_number(float(wavelength.max()))})."
-    )
-    if context:
-        turns = context / wavelength
-        summary += (
-            f" {int((turns >= 1).sum())} of {pairs} turn at least once within {label} "
-            f"positions; the slowest turns {_number(float(turns.min()))} times."
-        )
-    lines.append(_wrap("pairs:      " + summary))
-    scaled = not torch.allclose(omega, plain, rtol=1e-12, atol=0)
-    long_note = _length_note(spec, context, omega) if context else None
-    header = f"{'pair':>5} {'inv_freq':>12} {'wavelength':>12}"
-    if context:
-        header += f" {'turns in ' + label:>16}"
-    if scaled:
-        header += f" {'vs base^(-2i/d)':>16}"
-    lines += ["", header]
-    for i in _rows(pairs, all_pairs):
-        row = f"{i:>5} {_number(float(omega[i])):>12} {_number(float(wavelength[i])):>12}"
-        if context:
-            row += f" {_number(context / float(wavelength[i])):>16}"
-        if scaled:
-            row += f" {'x ' + _number(float(omega[i] / plain[i])):>16}"
-        lines.append(row)
-    if not all_pairs and pairs > 16:
-        lines.append(f"({len(_rows(pairs, False))} of {pairs} pairs shown; --all-pairs lists all)")
-    if long_note:
-        lines += ["", _wrap(long_note, indent=0)]
-    return "\n".join(lines)
-
-
-def _listed(layers: Sequence[int]) -> str:
-    shown = ", ".join(str(i) for i in layers[:8])
-    return shown + (f", ... ({len(layers)} layers)" if len(layers) > 8 else "")
-
-
-def _layer_lines(spec: object) -> list[str]:
-    """Which layers use the spec, MLA's position-free part, query scaling: where a spec says."""
-    lines = []
-    layers = getattr(spec, "layers", None)
-    if layers:
-        lines.append(_wrap(f"layers:     {_listed(list(layers))} use this RoPE"))
-    nope = getattr(spec, "nope_layers", None)
-    if nope:
-        lines.append(_wrap(f"no RoPE:    layers {_listed(list(nope))} rotate nothing"))
-    nope_dim = getattr(spec, "nope_dim", 0)
-    if nope_dim:
-        lines.append(
-            _wrap(
-                f"MLA:        each query/key head is {nope_dim} coordinates without position, "
-                f"then the {spec.head_dim} rotated ones"
-            )
-        )
-    scale = getattr(spec, "query_scale", None)
-    if scale is not None:
-        lines.append(
-            _wrap(
-                f"queries:    multiplied by a factor that grows with the position "
-                f"(beta {_number(float(scale.beta))}, every {scale.length} positions)"
-            )
-        )
-    return lines
-
-
-def _length_note(spec: object, context: float, omega) -> str | None:
-    """Say so when calls longer than the original context use other frequencies."""
-    import torch
-
-    longer = int(2 * context + 1)
-    if longer > 2**53:  # past float64's integers: no length-dependent type reads such a length
-        return None
-    later = spec.frequencies(longer)
-    if torch.allclose(later.inv_freq.to(torch.float64), omega, rtol=1e-12, atol=0):
-        return None
-    return (
-        f"length-dependent: calls longer than {int(context)} positions use other frequencies "
-        f"(at length {longer}: fastest {_number(float(later.inv_freq.max()))}, "
-        f"slowest {_number(float(later.inv_freq.min()))}, attention factor "
-        f"{_number(float(later.attention_factor))})"
-    )
 
 
 # --------------------------------------------------------------------------- the figure

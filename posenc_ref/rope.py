@@ -977,7 +977,7 @@ class RotaryEmbedding(nn.Module):
         if self.mrope_section is not None:
             extra += f", mrope_section={self.mrope_section} ({self.mrope_assignment})"
         if self.query_scale is not None:
-            extra += f", query_scale=(beta {self.query_scale.beta:g}, L {self.query_scale.length})"
+            extra += f", query_scale={self.query_scale.describe()!r}"
         return (
             f"head_dim={self.head_dim}{partial}, base={self.base}, layout={self.layout!r}, "
             f"scaling={self.method}, max_len={self.max_len}{extra}"

@@ -105,6 +105,58 @@ def test_a_model_without_rope_is_not_an_unknown_family():
         RotaryEmbedding.from_hf_config({"model_type": "gpt2"})
 
 
+@pytest.mark.parametrize(
+    "model_type", ["mistral_large4_text", "deepseek_v4", "dots3_note_text", "hunyuan_vl_text"]
+)
+def test_a_family_whose_rope_is_not_implemented_is_refused_even_with_layout(model_type):
+    """The refusal names the missing feature; layout= cannot stand in for it."""
+    from posenc_ref.models import NOT_IMPLEMENTED
+
+    config = {"model_type": model_type, "hidden_size": 1024, "num_attention_heads": 8}
+    for layout in (None, "half", "interleaved"):
+        with pytest.raises(NotImplementedError) as error:
+            rope_spec(config, layout=layout)
+        assert NOT_IMPLEMENTED[model_type] in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "config, flag",
+    [
+        ({"model_type": "esm", "hidden_size": 320, "num_attention_heads": 20}, "rotary"),
+        ({"model_type": "granitemoehybrid", "hidden_size": 64, "num_attention_heads": 4}, "rope"),
+        ({"model_type": "zamba2", "hidden_size": 64, "num_attention_heads": 4}, True),
+    ],
+    ids=["esm", "granitemoehybrid", "zamba2"],
+)
+def test_rope_behind_a_flag_is_no_rope_without_it(config, flag):
+    """ESM, GraniteMoE-Hybrid, Zamba 2 build their rotary module only when a key says so."""
+    with pytest.raises(NoRopeError):
+        rope_spec(config)
+    key = {"esm": "position_embedding_type", "granitemoehybrid": "position_embedding_type",
+           "zamba2": "use_mem_rope"}[config["model_type"]]  # fmt: skip
+    spec = rope_spec({**config, key: flag})
+    expected = 2 * config["hidden_size"] // config["num_attention_heads"]  # Zamba 2's heads
+    if config["model_type"] != "zamba2":
+        expected //= 2
+    assert spec.head_dim == expected
+
+
+@pytest.mark.parametrize("model_type, extra", [
+    ("esm", {"position_embedding_type": "rotary"}),
+    ("recurrent_gemma", {}),
+])  # fmt: skip
+def test_a_type_the_code_does_not_compute_is_refused(model_type, extra):
+    """ESM ignores rope_type, Recurrent Gemma raises for it: a scaled type is refused here."""
+    config = {"model_type": model_type, "hidden_size": 256, "num_attention_heads": 4,
+              "head_dim": 64, "max_position_embeddings": 2048, **extra,
+              "rope_parameters": {"rope_type": "linear", "factor": 4.0,
+                                  "rope_theta": 1e4}}  # fmt: skip
+    with pytest.raises(ValueError, match="code does not compute rope_type 'linear'"):
+        rope_spec(config)
+    config["rope_parameters"] = {"rope_type": "default", "rope_theta": 1e4}
+    assert rope_spec(config).rope_type == "default"
+
+
 def test_unknown_family_message_names_the_missing_entry_and_the_way_out():
     with pytest.raises(ValueError) as error:
         rope_spec({"model_type": "my_model", "head_dim": 64})

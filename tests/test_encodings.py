@@ -309,6 +309,27 @@ def test_gemma3_older_form_has_a_rope_per_layer_type_too():
         assert torch.equal(spec.inv_freq, newer.specs[layer_type].inv_freq)
 
 
+@pytest.mark.parametrize(
+    "config, types, nope",
+    [
+        ({"model_type": "gemma3n_text", "hidden_size": 2048, "num_attention_heads": 8},
+         ["sliding_attention", "full_attention"], None),
+        ({"model_type": "beam", "hidden_size": 1024, "num_attention_heads": 8,
+          "num_hidden_layers": 4, "layer_types": ["sliding_attention"] * 3 + ["full_attention"]},
+         ["sliding_attention"], (3,)),
+    ],
+    ids=["gemma3n", "beam"],
+)  # fmt: skip
+def test_a_config_without_a_rope_dict_has_its_classs_rope_per_layer_type(config, types, nope):
+    """No rope_parameters: the config class's per-type dict; a null type has no RoPE at all."""
+    encoding = positional_encoding(config)
+    assert list(encoding.specs) == types
+    for layer_type, spec in encoding.specs.items():
+        assert repr(spec) == repr(rope_spec(config, layer_type=layer_type))
+        if nope is not None:
+            assert spec.nope_layers == nope
+
+
 def test_layout_and_layer_type_on_a_model_without_rope():
     bert = positional_encoding(RELEASED["BERT base"], layout="half")
     assert bert.kind == "learned"

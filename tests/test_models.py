@@ -648,6 +648,34 @@ def test_query_scale_is_the_staircase_of_the_page(beta, length, shift, t):
         assert abs(scale.value(t) - far) <= 2 * beta / steps
 
 
+@given(st.floats(0.01, 2.0), st.integers(1, 1 << 16), st.sampled_from([0, 1]),
+       st.integers(0, 1 << 40))  # fmt: skip
+@example(0.1, 2048, 1, 2047)
+def test_query_scale_power_form_is_the_page_formula(beta, length, shift, t):
+    """sigma(t) = (1 + (t + c) / T) ** beta, as the page writes it.
+
+    Increasing from the first position (no flat stretch), the tensor form equals the Python form,
+    and ln sigma ~ beta ln(t / T) far out.
+    """
+    from posenc_ref.models import QueryScale
+
+    scale = QueryScale(beta, length, shift, form="power")
+    assert scale.value(t) == pytest.approx((1 + (t + shift) / length) ** beta, rel=1e-12)
+    assert float(scale(torch.tensor([t]))[0]) == pytest.approx(scale.value(t), rel=1e-12)
+    assert scale.value(t + 1) > scale.value(t) > 1.0 or (t + shift == 0 and scale.value(t) == 1)
+    if t + shift >= 1000 * length:
+        assert abs(math.log(scale.value(t)) - beta * math.log((t + shift) / length)) <= (
+            beta * 1.001 * length / (t + shift)
+        )
+
+
+def test_query_scale_form_is_checked():
+    from posenc_ref.models import QueryScale
+
+    with pytest.raises(ValueError, match=r"form must be one of \('floor', 'power'\), got 'exp'"):
+        QueryScale(0.1, 2048, 1, form="exp")
+
+
 def test_module_query_scale_multiplies_queries_only():
     """RotaryEmbedding(query_scale=sigma): q -> sigma(t) R_t q, k -> R_t k, offsets included."""
     from posenc_ref.models import QueryScale

@@ -660,6 +660,26 @@ def test_llama4_interleaved_rope_and_temperature_tuning(transformers, capture):
     assert sigma[2] == 1 and sigma[3] > 1  # (3 + 1) // 4 = 1: the first step
 
 
+def test_beam_power_query_scaling(transformers):
+    """Beam: its NoPE (full-attention) layers scale q by (1 + (t + 1) / 2048) ** 0.1.
+
+    Compared with the family's own compute_attention_scaling (float32) at positions from the
+    first to far out; the sweep runs the whole model.
+    """
+    from transformers.models.beam.modeling_beam import compute_attention_scaling
+
+    spec = rope_spec({"model_type": "beam", "hidden_size": 1024, "num_attention_heads": 8,
+                      "num_hidden_layers": 4,
+                      "layer_types": ["sliding_attention"] * 3 + ["full_attention"]},
+                     layer_type="sliding_attention")  # fmt: skip
+    assert spec.nope_layers == (3,) and spec.nope_query_scale.form == "power"
+    positions = torch.tensor([0, 1, 2046, 2047, 8191, 131071, 10_000_000])
+    theirs = compute_attention_scaling(positions[None])[0, 0, :, 0].double()
+    ours = spec.nope_query_scale(positions)
+    torch.testing.assert_close(ours, theirs, rtol=4 * 2.0**-24, atol=0)
+    assert float(ours[0]) > 1  # no flat stretch: above 1 from the first position
+
+
 def test_cohere2_rotates_its_sliding_layers_only(transformers, capture):
     specs, _, _ = check_variant(transformers, "cohere2", FAR, num_hidden_layers=4,
                                 sliding_window=8, **SMALL)  # fmt: skip
@@ -876,7 +896,7 @@ def test_ernie4_5_vl_runs_default_rope_only(transformers):
     config = transformers.AutoConfig.for_model("ernie4_5_vl_moe_text", rope_parameters=rope)
     with pytest.raises(ValueError, match="default"):
         modeling.Ernie4_5_VLMoeTextRotaryEmbedding(config)
-    with pytest.raises(ValueError, match="runs rope_type 'default' only"):
+    with pytest.raises(ValueError, match="does not compute rope_type 'linear'"):
         rope_spec(config)
 
 
@@ -934,16 +954,12 @@ def test_row_defaults_are_the_config_class_defaults(transformers, model_type):
     """
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-    from posenc_ref.models import FAMILIES, layer_specs
+    from posenc_ref.models import FAMILIES, NoRopeError, layer_specs
 
     if model_type not in CONFIG_MAPPING:
         pytest.skip(f"{model_type} has no config class in this transformers")
     text = CONFIG_MAPPING[model_type]().get_text_config(decoder=True)
     full = text.to_dict()
-    try:
-        expected = layer_specs(full)
-    except (ValueError, NotImplementedError) as error:  # a default config that cannot run
-        pytest.skip(f"the class's default config is refused: {error}"[:200])
     row = FAMILIES[model_type]
     minimal = {"model_type": full["model_type"]}
     for key in STRUCTURE:
@@ -952,6 +968,14 @@ def test_row_defaults_are_the_config_class_defaults(transformers, model_type):
             minimal[own] = full[own]
     if "per_layer_config" in full:  # transformers 5.23 writes per-layer widths this way
         minimal["per_layer_config"] = full["per_layer_config"]
+    try:
+        expected = layer_specs(full)
+    except NoRopeError:  # RoPE is switched on by a flag (ESM, Zamba 2): off by default, both ways
+        with pytest.raises(NoRopeError):
+            layer_specs(minimal)
+        return
+    except (ValueError, NotImplementedError) as error:  # a default config that cannot run
+        pytest.skip(f"the class's default config is refused: {error}"[:200])
     got = layer_specs(minimal)
     assert len(got) == len(expected)
     for ours, theirs in zip(got, expected, strict=True):

@@ -195,8 +195,8 @@
     pair: { label: "pair i", toSlider: (v) => v, fromSlider: (x) => x, min: 0, max: 63, step: 1, integer: true },
     betaFast: { label: "\u03b2_fast (turns)", number: true },
     betaSlow: { label: "\u03b2_slow (turns)", number: true },
-    lowFreq: { label: "low_freq_factor l", number: true },
-    highFreq: { label: "high_freq_factor h", number: true },
+    lowFreq: { label: "low_freq_factor f_low", number: true },
+    highFreq: { label: "high_freq_factor f_high", number: true },
   };
 
   function make(tag, attrs = {}, parent = null, text = null) {
@@ -260,7 +260,7 @@
         const title = make("p", { class: "pe-panel-title", id: `${this.id}-${name}-title` }, figure);
         const svg = C.el("svg", { role: "img", "aria-labelledby": `${this.id}-${name}-title`, class: "pe-svg" }, figure);
         // The decay panel stacks a second chart (the score) on the same distance axis.
-        const svg2 = name === "decay" ? C.el("svg", { role: "img", "aria-label": "score of q = k against relative distance", class: "pe-svg" }, figure) : null;
+        const svg2 = name === "decay" ? C.el("svg", { role: "img", "aria-label": "score of a key equal to its query against relative distance k", class: "pe-svg" }, figure) : null;
         const legend = make("div", { class: "pe-legend" }, figure);
         // Not a live region: a slider drag would read out every step. The slider's own
         // aria-valuetext says the value; the readout is there to be read.
@@ -668,13 +668,13 @@
       const ds = r.distances;
       const far = ds[ds.length - 1];
       const top = Math.max(...r.bound, ...(r.boundOriginal || [])) * 1.05;
-      panel.title.textContent = "Long-term decay against relative distance r = |p \u2212 m|";
+      panel.title.textContent = "Long-term decay against relative distance k = |p \u2212 m|";
       const showPosition = this.preset.controls.includes("position") && s.position >= 1 && s.position <= far;
       const bound = C.chart(panel.svg, {
         height: 180,
         margin: { b: 22 },
         x: { min: 1, max: far, log: true },
-        y: { min: 0, max: top, label: "mean |S\u2C7C|" },
+        y: { min: 0, max: top, label: "mean |S\u2097|" },
       });
       if (this.context) bound.vline(s.L0, "pe-context", "L\u2080");
       if (r.boundOriginal) bound.line(ds, r.boundOriginal, "pe-series-original");
@@ -687,7 +687,7 @@
       const score = C.chart(panel.svg2, {
         height: 130,
         margin: { t: 6 },
-        x: { min: 1, max: far, log: true, label: "relative distance r (log scale)" },
+        x: { min: 1, max: far, log: true, label: "relative distance k (log scale)" },
         y: { min: low, max: 1.08, label: "score / N", ticks: C.linearTicks(low, 1.08, 3) },
       });
       score.hline(0, "pe-zero");
@@ -698,8 +698,8 @@
         score.marker(s.position, r.scoreAtPosition, "pe-marker");
       }
       const items = [
-        { cls: "pe-series-main", label: "bound: mean of |S\u2C7C| (RoFormer)" },
-        { cls: "pe-series-score", label: "score of q = k, \u03a3\u1d62 cos(r\u03c9\u1d62) / N" },
+        { cls: "pe-series-main", label: "bound: mean of |S\u2097| (RoFormer)" },
+        { cls: "pe-series-score", label: "score of key = query, \u03a3\u1d62 cos(k\u03c9\u1d62) / N" },
       ];
       if (r.boundOriginal) items.push({ cls: "pe-series-original", label: "bound without scaling" });
       C.legend(panel.legend, items);

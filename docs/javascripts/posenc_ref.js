@@ -261,14 +261,15 @@
     return { cos, sin };
   }
 
-  // plots.rope_decay_bound: the mean over j of |S_j|, S_j = sum_{i<j} exp(i r omega_i).
+  // plots.rope_decay_bound: the mean over l of |S_l|, S_l = sum_{i<l} exp(j k omega_i), at each
+  // relative distance k.
   function decayBound(distances, omega) {
-    return Array.from(distances, (r) => {
+    return Array.from(distances, (k) => {
       let re = 0;
       let im = 0;
       let total = 0;
       for (let i = 0; i < omega.length; i++) {
-        const angle = r * omega[i];
+        const angle = k * omega[i];
         re += Math.cos(angle);
         im += Math.sin(angle);
         total += Math.hypot(re, im);
@@ -278,12 +279,12 @@
   }
 
   // The score of a query and a key that are both (1, 0) in every pair, divided by the number of
-  // pairs N: (1/N) sum_i cos(r omega_i). For any random Gaussian vector it is also the expected
-  // score of a key equal to its query, relative to distance 0. |it| <= decayBound (r).
+  // pairs N: (1/N) sum_i cos(k omega_i). For any random Gaussian vector it is also the expected
+  // score of a key equal to its query, relative to distance 0. |it| <= decayBound(k).
   function selfScore(distances, omega) {
-    return Array.from(distances, (r) => {
+    return Array.from(distances, (k) => {
       let total = 0;
-      for (let i = 0; i < omega.length; i++) total += Math.cos(r * omega[i]);
+      for (let i = 0; i < omega.length; i++) total += Math.cos(k * omega[i]);
       return total / omega.length;
     });
   }

@@ -40,6 +40,7 @@ import torch
 
 from .._checks import check_dim
 from ..absolute import MAX_POSITION
+from ..models._values import _plain
 from ._families import FAMILIES as ENCODING_FAMILIES
 from ._families import Family
 from ._kinds import Alibi, LearnedAbsolute, NoPE, RelativeKey, Rope, Sinusoidal, T5Buckets
@@ -116,7 +117,7 @@ def positional_encoding(
     ...                      "hidden_size": 768}).rows
     2050
     """
-    config = original = _as_mapping(config)
+    config = original = _plain(config)  # rope_spec's reading: a dict, or to_dict()
     text = config.get("text_config")
     if text is not None:
         if not isinstance(text, Mapping):
@@ -149,18 +150,6 @@ def positional_encoding(
         notes.append(f"{', '.join(stray)} in the config: not read by {model_type}'s code here")
     build = _BUILDERS[kind]
     return build(config, family, model_type, (*_decision_notes(config, model_type), *notes))
-
-
-def _as_mapping(config: object) -> Mapping[str, Any]:
-    if isinstance(config, Mapping):
-        return config
-    to_dict = getattr(config, "to_dict", None)
-    if callable(to_dict):  # a transformers PreTrainedConfig (never imported here)
-        return to_dict()
-    raise TypeError(
-        "config must be a dict (the contents of config.json) or a transformers config object, "
-        f"got {type(config).__name__}"
-    )
 
 
 def _decide(config: Mapping[str, Any], family: Family, model_type: str) -> str:
@@ -333,18 +322,25 @@ _BUILDERS = {
 
 def _rope(original, config, model_type, family, layer_type, layout) -> Rope:
     """One spec per layer type, each read by ``rope_spec`` from the config as given."""
-    from ..models import rope_spec
+    from ..models import NoRopeError, rope_spec
 
     source = f"{_HF}{family.source}" if family else "posenc_ref.models.rope_spec"
     if layer_type is not None:
         specs = {layer_type: rope_spec(original, layer_type=layer_type, layout=layout)}
         return Rope(model_type, source, specs)
-    types = _rope_layer_types(config)
+    types = _rope_layer_types(config, model_type)
     try:
         if types:
             specs = {t: rope_spec(original, layer_type=t, layout=layout) for t in types}
         else:
             specs = {None: rope_spec(original, layout=layout)}
+    except NoRopeError as error:  # the RoPE family's code switches RoPE off by a config key
+        if error.reason.startswith("no positional encoding"):
+            return NoPE(model_type, "posenc_ref.models.rope_spec", notes=(error.reason,))
+        raise ValueError(
+            f"model_type {model_type!r} uses {error.reason}: posenc_ref reads this family's RoPE "
+            "but does not build this encoding for it"
+        ) from error
     except ValueError as error:
         if family is not None:
             raise
@@ -358,11 +354,26 @@ def _rope(original, config, model_type, family, layer_type, layout) -> Rope:
     return Rope(model_type, source, specs)
 
 
-def _rope_layer_types(config: Mapping[str, Any]) -> tuple[str, ...]:
-    """Layer types with a RoPE of their own: the keys of a nested ``rope_parameters``."""
+def _rope_layer_types(config: Mapping[str, Any], model_type: str | None) -> tuple[str, ...]:
+    """Layer types with a RoPE of their own: the keys of a nested ``rope_parameters``.
+
+    Where the config has no RoPE dict, the family row's default one (the config class fills it
+    in). A type whose entry is null has no RoPE (Beam's full-attention layers); the spec of every
+    other type lists those layers as ``nope_layers``.
+    """
     rope = config.get("rope_parameters")
-    if isinstance(rope, Mapping) and rope and all(isinstance(v, Mapping) for v in rope.values()):
-        return tuple(str(key) for key in rope)
+    if rope is None and config.get("rope_scaling") is None:
+        from ..models.families import FAMILIES as ROPE_FAMILIES
+        from ..models.families import TEXT_MODEL_TYPES
+
+        row = ROPE_FAMILIES.get(TEXT_MODEL_TYPES.get(model_type, model_type) or "")
+        rope = row.rope if row is not None else None
+    if (
+        isinstance(rope, Mapping)
+        and any(isinstance(v, Mapping) for v in rope.values())
+        and all(v is None or isinstance(v, Mapping) for v in rope.values())
+    ):
+        return tuple(str(key) for key, value in rope.items() if value is not None)
     if config.get("rope_local_base_freq") is not None:  # Gemma 3's older form
         return ("sliding_attention", "full_attention")
     return ()

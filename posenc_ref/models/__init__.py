@@ -21,7 +21,8 @@ The reader is one function and two tables:
   model's ``model_type``, with what its code decides and its config does not say (pair layout,
   where the rotary width comes from, the config class's defaults, layers without RoPE, a query
   scaling). Families whose model uses no RoPE are listed in :data:`NO_ROPE` and raise
-  :class:`NoRopeError`.
+  :class:`NoRopeError`; families whose RoPE needs a feature posenc_ref does not implement are
+  listed in :data:`NOT_IMPLEMENTED` with that feature and raise ``NotImplementedError``.
 
 Nothing is ignored silently. A key inside the RoPE dict that the ``rope_type`` does not read, a
 key another family's code reads, two places that give different values for the same quantity, or
@@ -33,7 +34,7 @@ The released configs of the families on the site's model zoo ship with the packa
 (:func:`released_configs`). Explained on the site: [Model zoo](models.md).
 """
 
-from .families import FAMILIES, NO_ROPE
+from .families import FAMILIES, NO_ROPE, NOT_IMPLEMENTED
 from .family import Family
 from .reader import NoRopeError, layer_specs, rope_spec
 from .released import released_config, released_configs, zoo_rows
@@ -48,6 +49,7 @@ __all__ = [
     "NoRopeError",
     "FAMILIES",
     "NO_ROPE",
+    "NOT_IMPLEMENTED",
     "Family",
     "ROPE_TYPES",
     "RopeType",

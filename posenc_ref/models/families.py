@@ -19,6 +19,7 @@ from typing import Any
 from .family import Family, Legacy, _absolute, _fraction_of_head, _keys_of
 from .rules import (
     _all_full,
+    _beam_scalable_softmax,
     _cohere2_layers,
     _every_sixth_and_last,
     _granite_layer_rope_theta,
@@ -33,7 +34,7 @@ from .rules import (
     _sliding_layers_only,
 )
 
-__all__ = ["FAMILIES", "NO_ROPE", "TEXT_MODEL_TYPES", "keys_read_by"]
+__all__ = ["FAMILIES", "NOT_IMPLEMENTED", "NO_ROPE", "TEXT_MODEL_TYPES", "keys_read_by"]
 
 
 # --------------------------------------------------------------------------- rows
@@ -83,6 +84,14 @@ def _mla(name: str, how: str, **row: Any) -> Family:
     merged = {**kind, **row}
     merged["defaults"] = {**kind["defaults"], **row.get("defaults", {})}
     return Family(**merged, source=_MLA_SOURCE.format(name, rotation))
+
+
+def _twice_hidden_per_head(config: dict[str, Any]) -> int | None:
+    """Zamba 2's config class: ``attention_head_dim = 2 * hidden_size // num_attention_heads``."""
+    hidden, heads = config.get("hidden_size"), config.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        return 2 * hidden // heads
+    return None
 
 
 _GEMMA3_THETA = {"full_attention": 1_000_000.0, "sliding_attention": 10_000.0}
@@ -202,6 +211,29 @@ _CONVENTIONAL: dict[str, dict[str, Any]] = {
     "ultrabert": dict(rope=_types(sliding_attention=(1e4, None), full_attention=(2.56e6, None))),
     "vaultgemma": dict(head_dim=256),
     "zaya": dict(head_dim=128, rope=_types(hybrid=(5e6, 0.5), hybrid_sliding=(1e4, 0.5))),
+    # rows added after the sweep read each family's code (tests/hf_sweep)
+    "bamba": dict(partial=0.5),
+    "blt_local_encoder": dict(layout="interleaved", theta=500_000.0),
+    "blt_local_decoder": dict(layout="interleaved", theta=500_000.0, head_dim=64),
+    "blt_global_transformer": dict(layout="interleaved", theta=500_000.0, head_dim=128),
+    "chameleon": dict(),
+    "deepseek_ocr2_text": dict(head_dim=128),
+    "dia_encoder": dict(head_dim=128),
+    "dia_decoder": dict(head_dim=128),
+    "gemma3n_text": dict(theta=_GEMMA3_THETA, head_dim=256,
+        rope=_types(sliding_attention=(1e4, None), full_attention=(1e6, None))),
+    "idefics": dict(),
+    "kyutai_speech_to_text": dict(head_dim=64),
+    "lfm2_moe": dict(theta=1_000_000.0),
+    "moonshine_streaming": dict(layout="interleaved", partial=0.8),
+    "moshi": dict(head_dim=128),
+    "muse_glimmer_assistant": dict(theta=500_000.0, head_dim=128),
+    "pocket_tts": dict(head_dim=64),
+    "step3p5": dict(head_dim=128, rope=_types(full_attention=(1e4, None))),
+    "t5_gemma_module": dict(head_dim=256),
+    "t5gemma2_text": dict(theta=_GEMMA3_THETA, head_dim=256,
+        rope=_types(sliding_attention=(1e4, None), full_attention=(1e6, None))),
+    "voxtral_realtime_text": dict(head_dim=128),
 }  # fmt: skip
 
 # Families with an exception to the conventions (each says where its code decides it).
@@ -313,7 +345,8 @@ _EXCEPTIONS: dict[str, Family] = {
         rope={"rope_type": "yarn", "factor": 128.0, "original_max_position_embeddings": 8192,
               "max_position_embeddings": 1_048_576, "beta_fast": 32.0, "beta_slow": 1.0,
               "mscale_all_dim": 1.0, "mscale": 1.0, "llama_4_scaling_beta": 0.1},
-        rope_keys=frozenset({"llama_4_scaling_beta", "max_position_embeddings"}),
+        rope_keys=frozenset({"llama_4_scaling_beta", "max_position_embeddings",
+                             "original_max_position_embeddings"}),
         query_scale=_llama_4_scaling,
     ),
     # --- position-dependent query scaling
@@ -323,7 +356,8 @@ _EXCEPTIONS: dict[str, Family] = {
         rope={"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
               "max_position_embeddings": 262144, "beta_fast": 32.0, "beta_slow": 1.0,
               "mscale_all_dim": 1.0, "mscale": 1.0, "llama_4_scaling_beta": 0.1},
-        rope_keys=frozenset({"llama_4_scaling_beta", "max_position_embeddings"}),
+        rope_keys=frozenset({"llama_4_scaling_beta", "max_position_embeddings",
+                             "original_max_position_embeddings"}),
         query_scale=_llama_4_scaling,
         source="modeling_ministral3.py: rotate_half, then query *= get_llama_4_attn_scale("
         "position_ids, llama_4_scaling_beta, original_max_position_embeddings)",
@@ -480,8 +514,10 @@ _EXCEPTIONS: dict[str, Family] = {
     "beam": Family(
         head_dim=128,
         rope=_types(sliding_attention=(1e4, None), full_attention=None),
+        nope_query_scale=_beam_scalable_softmax,
         source="modeling_beam.py: rotate_half in the sliding-window layers; the full-attention "
-        "layers' rope_parameters are null",
+        "layers' rope_parameters are null, and those layers scale their queries by "
+        "(1 + (t + 1) / 2048) ** 0.1",
     ),
     # --- RoPE or not, by a config flag
     "falcon": Family(
@@ -491,6 +527,50 @@ _EXCEPTIONS: dict[str, Family] = {
         reads=frozenset({"alibi"}),
         source="modeling_falcon.py: rotate_half on the whole head, unless alibi (then ALiBi "
         "biases and no rotation)",
+    ),
+    # --- RoPE only with position_embedding_type
+    "esm": Family(
+        no_rope_when=lambda config: (
+            None if config.get("position_embedding_type") == "rotary" else
+            "learned absolute position embeddings (position_embedding_type "
+            f"{config.get('position_embedding_type', 'absolute')!r}; ESM-2 uses 'rotary')"
+        ),
+        only_default="modeling_esm.py computes its frequencies from rope_theta alone "
+        "(compute_default_rope_parameters)",
+        source="modeling_esm.py: rotate_half on the whole head when position_embedding_type is "
+        "'rotary', learned absolute positions otherwise",
+    ),
+    "granitemoehybrid": Family(
+        no_rope_when=lambda config: (
+            None if config.get("position_embedding_type") == "rope" else
+            "no positional encoding: position_embedding_type is "
+            f"{config.get('position_embedding_type')!r}, not 'rope', so the attention layers "
+            "take no position and the Mamba-2 layers carry order"
+        ),
+        source="modeling_granitemoehybrid.py: rotate_half on the whole head of the attention "
+        "layers when position_embedding_type is 'rope' (the default null builds no rotary "
+        "module)",
+    ),
+    "recurrent_gemma": Family(
+        head_dim=256,
+        partial=0.5,
+        only_default="RecurrentGemmaRotaryEmbedding raises for any other type",
+        source="modeling_recurrent_gemma.py: rotate_half on the first half of the head in the "
+        "attention blocks (every third block by default); the recurrent blocks take no position",
+    ),
+    "zamba2": Family(
+        aliases={"head_dim": "attention_head_dim"},
+        defaults={"attention_head_dim": _twice_hidden_per_head},
+        no_rope_when=lambda config: (
+            None if config.get("use_mem_rope") else
+            "no positional encoding: use_mem_rope is false (the default), so its shared "
+            "attention blocks take no position and the Mamba-2 layers carry order"
+        ),
+        reads=frozenset({"use_mem_rope"}),
+        source="modeling_zamba2.py: rotate_half on the whole head of its shared attention "
+        "blocks when use_mem_rope; the heads are attention_head_dim = 2 hidden_size / "
+        "num_attention_heads wide (the attention reads the block input concatenated with the "
+        "first embedding)",
     ),
     # --- a rotary width from a family key
     "minimax_m2": Family(
@@ -573,7 +653,7 @@ _EXCEPTIONS: dict[str, Family] = {
     "ernie4_5_vl_moe_text": Family(
         layout="interleaved", theta=500_000.0,
         mrope="alternating", mrope_section=(22, 22, 20), mrope_order=(1, 2, 0),
-        only_rope_types=frozenset({"default"}),
+        only_default="its rotary module raises for any other rope_type",
         source="modeling_ernie4_5_vl_moe.py: pairs (2i, 2i+1) (rotate_half_text) on the whole "
         "head; mrope_section is (height, width, time): the first height + width frequencies "
         "alternate between the height and width rows (pre-rotated inv_freq, stacked back), the "
@@ -590,21 +670,6 @@ _EXCEPTIONS: dict[str, Family] = {
         source="modeling_neomme.py: rotate_half on int(head_dim * partial_rotary_factor) "
         "coordinates, one table per layer type; two position rows (row, column): even pairs take "
         "the first, odd pairs the second (recomposition_frequencies); no mrope_section",
-    ),
-    "hunyuan_vl_text": Family(
-        not_implemented=(
-            "its M-RoPE is not a rotation of pairs. transformers 5.23's "
-            "HunYuanVLRotaryEmbedding.recomposition_frequencies doubles the table (cat(freq, "
-            "freq), the rotate_half layout) and splits the doubled table by 2 * mrope_section[j] "
-            "coordinates, chunk j taking position row j mod len(mrope_section); the sections sum "
-            "to head_dim // 2, so with [16, 16, 16, 16] coordinate c of pair c (< 32) turns by "
-            "row 0's angle and its partner c + 64 by row 2's (pairs 32..63: rows 1 and 3). With "
-            "distinct position rows cos and sin differ between the two coordinates of a pair; "
-            "posenc_ref's M-RoPE turns each pair by one row's angle (equal rows, text, reduce to "
-            "plain RoPE followed by the query/key RMSNorm of hunyuan_v1_dense)"
-        ),
-        source="modeling_hunyuan_vl.py: rotate_half with a table split per coordinate of the "
-        "doubled cos/sin table, then query_layernorm / key_layernorm",
     ),
 }  # fmt: skip
 
@@ -635,6 +700,27 @@ TEXT_MODEL_TYPES = {
     "qwen3_5_text": "qwen3_5",
     "qwen3_5_moe_text": "qwen3_5_moe",
 }
+
+# Families whose RoPE posenc_ref does not implement: the feature each needs (a refusal, also
+# with layout=, which could not stand in for it).
+NOT_IMPLEMENTED: dict[str, str] = {
+    "hunyuan_vl_text": "an M-RoPE that is not a rotation of pairs. transformers 5.23's "
+    "HunYuanVLRotaryEmbedding.recomposition_frequencies doubles the table (cat(freq, freq), the "
+    "rotate_half layout) and splits the doubled table by 2 * mrope_section[j] coordinates, "
+    "chunk j taking position row j mod len(mrope_section); the sections sum to head_dim // 2, "
+    "so with [16, 16, 16, 16] coordinate c of pair c (< 32) turns by row 0's angle and its "
+    "partner c + 64 by row 2's (pairs 32..63: rows 1 and 3). With distinct position rows cos "
+    "and sin differ between the two coordinates of a pair; posenc_ref's M-RoPE turns each pair "
+    "by one row's angle (equal rows, text, reduce to plain RoPE followed by the query/key "
+    "RMSNorm of hunyuan_v1_dense)",
+    "mistral_large4_text": "learned scales of the inverse frequencies (LeRoPE) and a learned "
+    "softmax scaling: the frequencies depend on checkpoint weights, not only on the config",
+    "deepseek_v4": "compressed keys (block summaries) rotated at their blocks' positions with a "
+    "second base, beside the MLA rope part: rope_parameters 'main' and 'compress'",
+    "dots3_note_text": "MLA whose head widths differ by layer type (per_layer_config), with the "
+    "rope part's pairs read interleaved and written in half order",
+}
+"""``model_type`` -> the feature its RoPE needs that posenc_ref does not implement."""
 
 # Families whose language model uses no RoPE: what they use instead.
 NO_ROPE: dict[str, str] = {

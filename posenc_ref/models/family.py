@@ -56,7 +56,8 @@ class Family:
         The RoPE dict (or one per layer type) the config class fills in when the config has
         neither ``rope_parameters`` nor ``rope_scaling`` (``rope_theta`` apart).
     defaults : dict
-        Other keys the config class fills in when absent (MLA: ``qk_rope_head_dim``, ...).
+        Other keys the config class fills in when absent (MLA: ``qk_rope_head_dim``, ...); a
+        callable computes the value from the config, as the class does (``None``: cannot).
     aliases : dict
         The config class's ``attribute_map``: a standard key -> the family's name for it
         (DBRX: ``hidden_size`` is ``d_model``); a dotted name reaches into a sub-dict.
@@ -91,12 +92,6 @@ class Family:
         The position row each entry of the config's ``mrope_section`` counts, where the config
         does not write them in row order: ERNIE 4.5 VL writes (height, width, time), ``(1, 2,
         0)``. ``None``: in row order.
-    only_rope_types : frozenset
-        The rope types the family's code runs, where it raises for the others (ERNIE 4.5 VL:
-        ``default`` only); empty: every type of :data:`~posenc_ref.models.ROPE_TYPES`.
-    not_implemented : str or None
-        Why posenc_ref refuses the family (``NotImplementedError``): what its code does that
-        posenc_ref does not implement.
     local_base_key : str or None
         Gemma 3's older form: the top-level key of the sliding layers' base.
     rope_layers : callable or None
@@ -124,6 +119,10 @@ class Family:
     no_rope_when : callable or None
         ``config -> reason or None``: a config under which the family's model uses no RoPE at
         all (Falcon with ``alibi``).
+    only_default : str
+        Non-empty where the code computes only the default frequencies (ESM ignores
+        ``rope_type``, Recurrent Gemma raises for any other): why. Another type is refused, since
+        the model would not compute it.
     query_scale, nope_query_scale : callable or None
         ``(config[, rope dict]) -> QueryScale``: the query scaling of the rotating layers, of
         the layers without RoPE.
@@ -154,8 +153,6 @@ class Family:
     mrope: str | None = None
     mrope_section: tuple[int, ...] | None = None
     mrope_order: tuple[int, ...] | None = None
-    only_rope_types: frozenset[str] = frozenset()
-    not_implemented: str | None = None
     local_base_key: str | None = None
     rope_layers: Callable[[Mapping[str, Any], int | None], list[bool]] | None = None
     layer_types: Callable[[Mapping[str, Any], int | None], list[str]] | None = None
@@ -163,6 +160,7 @@ class Family:
     ignored: Mapping[str, str] = field(default_factory=dict)
     conflicts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     no_rope_when: Callable[[Mapping[str, Any]], str | None] | None = None
+    only_default: str = ""
     normalized_after: Callable[[Mapping[str, Any]], bool] | None = None
     clockwise: bool = False
     query_scale: Callable[[Mapping[str, Any], Mapping[str, Any]], QueryScale | None] | None = None
@@ -206,7 +204,10 @@ class Family:
         """The config with the family's names mapped to the standard ones and defaults filled."""
         out = dict(config)
         for key, value in self.defaults.items():
-            out.setdefault(key, value)
+            if callable(value):  # a default the config class computes from other keys
+                value = value(out)
+            if value is not None:
+                out.setdefault(key, value)
         for standard, own in self.aliases.items():
             value = _lookup(out, own)
             if value is not None:

@@ -24,7 +24,7 @@ from ._rope_dict import (
     _rope_dicts,
 )
 from ._values import NoRopeError, _length, _name, _plain, _real, _same, _show
-from .families import FAMILIES, NO_ROPE, TEXT_MODEL_TYPES, keys_read_by
+from .families import FAMILIES, NO_ROPE, NOT_IMPLEMENTED, TEXT_MODEL_TYPES, keys_read_by
 from .family import Family, _lookup, family_keys
 from .rope_types import COMMON_KEYS, ROPE_TYPES, TypeArgs
 from .spec import RopeSpec
@@ -116,6 +116,10 @@ def _family_of(model_type: str | None, layout: str | None) -> tuple[Family, str 
     key = TEXT_MODEL_TYPES.get(model_type, model_type) if model_type else None
     if key in NO_ROPE:
         raise NoRopeError(model_type, NO_ROPE[key])
+    if key in NOT_IMPLEMENTED:  # layout= cannot stand in for what these need
+        raise NotImplementedError(
+            f"{model_type}'s RoPE is not implemented by posenc_ref: {NOT_IMPLEMENTED[key]}"
+        )
     family = FAMILIES.get(key) if key else None
     if family is None:
         if layout is None:
@@ -322,8 +326,6 @@ def rope_spec(
     config = family.resolve(config)  # aliases, then the config class's defaults
     if family.no_rope_when is not None and (reason := family.no_rope_when(config)):
         raise NoRopeError(model_type, reason)
-    if family.not_implemented is not None:
-        raise NotImplementedError(f"{model_type}: {family.not_implemented}")
     for key, what in _NOT_IMPLEMENTED_KEYS.items():
         if config.get(key) not in (None, False):
             raise NotImplementedError(f"{key} ({what}) is not implemented by posenc_ref")
@@ -348,11 +350,11 @@ def rope_spec(
         )
     if rope_type not in ROPE_TYPES:
         raise ValueError(f"unknown rope_type {rope_type!r}; known: {', '.join(ROPE_TYPES)}")
-    if family.only_rope_types and rope_type not in family.only_rope_types:
+    if family.only_default and rope_type != "default":
         raise ValueError(
-            f"rope_type {rope_type!r}: {model_type}'s code runs rope_type "
-            f"{' or '.join(map(repr, sorted(family.only_rope_types)))} only (it raises for any "
-            f"other; {family.source})"
+            f"{model_type}'s code does not compute rope_type {rope_type!r}: {family.only_default}; "
+            "posenc_ref refuses a RoPE the model would not compute (drop the scaling, or give "
+            "rope_type 'default')"
         )
     kind = ROPE_TYPES[rope_type]
     allowed = COMMON_KEYS | kind.keys | family.rope_keys

@@ -139,6 +139,14 @@ def _llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
     )
 
 
+def _beam_scalable_softmax(config: Mapping[str, Any]) -> QueryScale:
+    """Beam's layers without RoPE: ``q *= (1 + (t + 1) / 2048) ** 0.1``, constants in its code.
+
+    (``compute_attention_scaling`` in modeling_beam.py; no config key changes them.)
+    """
+    return QueryScale(0.1, 2048, 1, "modeling_beam.py: compute_attention_scaling", "power")
+
+
 def _layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """Muse Glimmer, Muse Spark: a layer rotates where ``layer_rope_theta[i]`` is not 0.
 

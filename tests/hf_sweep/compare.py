@@ -95,7 +95,10 @@ def unrotated(
         largest = positions.max(0).values if positions.dim() == 2 else positions
         if by_index:
             largest = torch.arange(largest.shape[-1])
-        q = q * scale(largest).to(q.dtype)[:, None]
+        # the states before RoPE come from a run at position 0, where a smooth scaling (Beam's)
+        # is already slightly above 1: divide it out
+        at_zero = scale(torch.zeros(1, dtype=torch.long)).to(q.dtype)
+        q = q * (scale(largest).to(q.dtype) / at_zero)[:, None]
     return q, k
 
 
@@ -128,7 +131,12 @@ def rotate(module, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, la
     if q.shape[2] != k.shape[2]:
         raise ValueError(f"keys of another length ({k.shape[2]}) than the queries ({q.shape[2]})")
     qr, kr = module(q[..., nope_dim:], k[..., nope_dim:], positions)
-    return torch.cat([q[..., :nope_dim], qr], -1), torch.cat([k[..., :nope_dim], kr], -1)
+    q_nope = q[..., :nope_dim]
+    scale = getattr(spec, "query_scale", None)
+    if nope_dim and scale is not None:  # the whole query is scaled: the caller's part too
+        largest = positions.max(0).values if positions.dim() == 2 else positions
+        q_nope = q_nope * scale(largest).to(q.dtype)[:, None]
+    return torch.cat([q_nope, qr], -1), torch.cat([k[..., :nope_dim], kr], -1)
 
 
 def token_keys(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -163,8 +171,7 @@ def gap(ours: tuple, theirs: tuple, limit: torch.Tensor) -> Gap:
 
 
 def detail(ours: tuple, theirs: tuple, limit: torch.Tensor, positions: torch.Tensor) -> dict:
-    """Where the difference is worst: q and k ratios, max |ours - HF|, the bound there, the
-    position."""
+    """Where the difference is worst: q and k ratios, max |ours - HF|, its bound, the position."""
     largest = positions.max(0).values if positions.dim() == 2 else positions
     out: dict = {}
     worst = -1.0

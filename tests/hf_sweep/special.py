@@ -13,6 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+NORM_AFTER = (
+    "the code normalizes q and k right after the rotation, which divides out an attention "
+    "factor on cos and sin (YaRN's 1.139 at s = 4) exactly only without the norm's eps: on the "
+    "tiny model's small states (mean square about 1e-3) eps = 1e-5 leaves a relative 6e-4 of "
+    "it, so the sweep sets eps to 1e-30 to see the rotation itself (real states are large "
+    "against eps; models.md says the factor cancels up to eps)"
+)
+
 SPECIAL: dict[str, dict[str, Any]] = {
     "bamba": {
         "overrides": {"mamba_n_heads": 8, "mamba_d_head": 64, "attn_layer_indices": [1]},
@@ -210,13 +218,14 @@ SPECIAL: dict[str, dict[str, Any]] = {
     },
     "llama4": {
         "identity_attrs": {"attn_temperature_tuning": False},
+        "overrides": {"rms_norm_eps": 1e-30},
         "long_positions": 8200,
         "scale_by_index": True,
         "why": "the layers without RoPE scale the query by a factor of the token index "
         "(attention-temperature tuning, from arange, not from position_ids): the identity run "
         "switches it off so that it shows, and a contiguous run of 8200 tokens reaches past "
         "floor_scale (8192), where the factor leaves 1; the factor is compared at the token's "
-        "index in the call, which the code counts (arange plus the cache length)",
+        "index in the call, which the code counts (arange plus the cache length); " + NORM_AFTER,
     },
     "recurrent_gemma": {
         "overrides": {"_layers": 3},
@@ -263,6 +272,8 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "0.5 gives an odd rotary width (21), which the YaRN path of the code cannot run; "
         "released GLM-4.5 configs give head_dim 128",
     },
+    "hunyuan_v1_dense": {"overrides": {"rms_norm_eps": 1e-30}, "why": NORM_AFTER},
+    "hunyuan_v1_moe": {"overrides": {"rms_norm_eps": 1e-30}, "why": NORM_AFTER},
     "csm": {
         "model_class": "CsmBackboneModel",
         "inputs": "audio_codebooks",

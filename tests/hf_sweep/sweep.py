@@ -448,6 +448,18 @@ def verdict(truth_out: dict, result: dict) -> dict:
     """The verdict (agrees, layout_proven, reason) from the per-case comparisons."""
     cases = result["cases"]
     errors = {k: c["error"] for k, c in cases.items() if "error" in c}
+    # a scaled RoPE the family's code ignores (its angles do not change): posenc_ref refusing it
+    # with a message that says so is the right answer, not a disagreement
+    ignored = {
+        k
+        for k in errors
+        if k != "default"
+        and truth_out.get("cases", {}).get(k, {}).get("changes_frequencies") is False
+        and "code does not compute rope_type" in errors[k]
+    }
+    for k in ignored:
+        cases[k]["refused_as_ignored"] = True
+    errors = {k: e for k, e in errors.items() if k not in ignored}
     if "default" in errors:
         return {"agrees": False, "layout_proven": False, "reason": errors["default"]}
     bad = {

@@ -176,9 +176,8 @@ def test_internal_links_resolve(site):
 # by hooks/alt_text.py. Pages whose owners have not converted them yet are listed with a reason.
 _ALT_IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>figures/[^)\s]+)\)")
 _MEASURED = re.compile(r"\d+\.\d+|\d(?:\.\d+)?e[-+]?\d+|10\^\d+")
-_ALT_NOT_YET = {
+_ALT_NOT_YET: dict[str, str] = {
     # page: why it is not checked yet (remove the entry once its alt texts use placeholders)
-    "models.md": "zoo_wavelengths.svg states 10^8: the reader's page, reported to its owner",
 }
 
 
