@@ -1,30 +1,37 @@
-r"""Multimodal RoPE (M-RoPE): three position rows, each driving its own share of the pairs.
+r"""Multimodal RoPE (M-RoPE): several position rows, each driving its own share of the pairs.
 
 Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5 give every token a position *vector*
 :math:`(p_t, p_h, p_w)` (time, height, width) instead of one integer. Text tokens carry the same
-value in all three rows; the patches of an image carry their row and column in the grid. The
-rotary pairs are split among the three rows by ``mrope_section`` (three counts that sum to the
-number of pairs), and pair :math:`i` is rotated by :math:`p_{r(i)}\,\omega_i`, where
-:math:`r(i) \in \{0, 1, 2\}` is the row it was given:
+value in every row; the patches of an image carry their row and column in the grid. The rotary
+pairs are split among the rows by ``mrope_section`` (one count per row, summing to the number of
+pairs), and pair :math:`i` is rotated by :math:`p_{r(i)}\,\omega_i`, where :math:`r(i)` is the
+row it was given. Which pairs a row gets is the *assignment*, one entry of
+:data:`MROPE_ASSIGNMENTS`:
 
-- consecutive sections (Qwen2-VL, Qwen2.5-VL): the first ``mrope_section[0]`` pairs take the time
-  row, the next ``mrope_section[1]`` the height row, the last ``mrope_section[2]`` the width row;
-- interleaved sections (Qwen3-VL, Qwen3.5): pairs are dealt to time, height, width in turn
-  (pair :math:`i` takes row :math:`i \bmod 3`) until the height and width rows have their
-  counts; the pairs left over take the time row.
+- ``"consecutive"`` (Qwen2-VL, Qwen2.5-VL, GLM-4V): the first ``mrope_section[0]`` pairs take
+  the time row, the next ``mrope_section[1]`` the height row, the last ``mrope_section[2]`` the
+  width row;
+- ``"interleaved"`` (Qwen3-VL, Qwen3.5, Cohere Compass, Qwen4-Exp): pairs are dealt to time,
+  height, width in turn (pair :math:`i` takes row :math:`i \bmod 3`) until the height and width
+  rows have their counts; the pairs left over take the time row;
+- ``"alternating"`` (ERNIE 4.5 VL): height and width take turns over the first
+  :math:`n_h + n_w` pairs (:math:`n_h = n_w`), the time row takes the last :math:`n_t`;
+- ``"alternating_2d"`` (NeoMME): two rows only (height, width), taking turns over every pair.
 
 Only the table changes; the rotation is :func:`posenc_ref.rope.apply_rope` as for plain RoPE, in
 either pair layout, and the tables hold one value per pair like those of
 :func:`posenc_ref.rope.rope_cos_sin`. Derived on the site:
 [M-RoPE](rope.md#rope-mrope).
 
-Shapes: M-RoPE ``positions`` are ``(3, ..., seq_len)`` (row 0 time, 1 height, 2 width); the
-tables are ``(..., seq_len, rotary_dim // 2)``.
+Shapes: M-RoPE ``positions`` are ``(rows, ..., seq_len)`` (three rows, time, height, width,
+except for ``"alternating_2d"``: height, width); the tables are
+``(..., seq_len, rotary_dim // 2)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -39,67 +46,25 @@ from ._checks import (
 )
 from .device import compute_device
 
-__all__ = ["MROPE_ROWS", "mrope_pair_rows", "mrope_cos_sin", "mrope_positions"]
+__all__ = [
+    "MROPE_ROWS",
+    "MROPE_ASSIGNMENTS",
+    "MRopeAssignment",
+    "mrope_pair_rows",
+    "mrope_cos_sin",
+    "mrope_positions",
+]
 
 MROPE_ROWS = ("time", "height", "width")
-"""The meaning of the three position rows, in order."""
+"""The meaning of the three position rows, in order (every assignment but ``alternating_2d``)."""
 
 
-def _check_section(mrope_section: object) -> tuple[int, int, int]:
-    if isinstance(mrope_section, (str, bytes)) or not isinstance(mrope_section, Sequence):
-        raise TypeError(
-            f"mrope_section must be three non-negative integers (time, height, width pair "
-            f"counts), got {mrope_section!r}"
-        )
-    if len(mrope_section) != 3:
-        raise ValueError(
-            f"mrope_section must have three entries (time, height, width), got {mrope_section!r}"
-        )
-    counts = tuple(check_int(f"mrope_section[{j}]", n) for j, n in enumerate(mrope_section))
-    if sum(counts) == 0:
-        raise ValueError(f"mrope_section must give at least one pair, got {mrope_section!r}")
-    return counts  # type: ignore[return-value]
+def _consecutive(counts: tuple[int, ...]) -> torch.Tensor:
+    return torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
 
 
-def mrope_pair_rows(mrope_section: Sequence[int], *, interleaved: bool = False) -> torch.Tensor:
-    r"""Which position row (0 time, 1 height, 2 width) rotates each pair.
-
-    Derived on the site: [M-RoPE](rope.md#rope-mrope).
-
-    Consecutive (``interleaved=False``, Qwen2-VL): ``mrope_section[0]`` zeros, then
-    ``mrope_section[1]`` ones, then ``mrope_section[2]`` twos. Interleaved (Qwen3-VL): pair
-    :math:`i` takes row :math:`r \in \{1, 2\}` when :math:`i \bmod 3 = r` and
-    :math:`i < 3 n_r` with :math:`n_r` = ``mrope_section[r]``, and row 0 otherwise; for the
-    released sections ([24, 20, 20], [11, 11, 10]) this deals the pairs round-robin and gives
-    the time row the leftovers. Sections for which that rule does not give each row its count
-    (e.g. a height count larger than the time count) are refused rather than silently
-    reinterpreted.
-
-    Parameters
-    ----------
-    mrope_section
-        Three non-negative pair counts (time, height, width); their sum is the number of pairs,
-        ``rotary_dim // 2``.
-    interleaved
-        ``False`` for consecutive sections, ``True`` for Qwen3-VL's interleaved assignment.
-
-    Returns
-    -------
-    torch.Tensor
-        ``(sum(mrope_section),)`` int64, values in ``{0, 1, 2}``.
-
-    Examples
-    --------
-    >>> mrope_pair_rows([2, 1, 1])
-    tensor([0, 0, 1, 2])
-    >>> mrope_pair_rows([2, 1, 1], interleaved=True)
-    tensor([0, 1, 2, 0])
-    """
-    counts = _check_section(mrope_section)
-    interleaved = check_bool("interleaved", interleaved)
+def _round_robin(counts: tuple[int, ...]) -> torch.Tensor:
     pairs = sum(counts)
-    if not interleaved:
-        return torch.repeat_interleave(torch.arange(3), torch.tensor(counts))
     index = torch.arange(pairs)
     rows = torch.zeros(pairs, dtype=torch.long)
     for row in (1, 2):
@@ -115,13 +80,168 @@ def mrope_pair_rows(mrope_section: Sequence[int], *, interleaved: bool = False) 
     return rows
 
 
-def _check_mrope_positions(positions: object) -> torch.Tensor:
-    positions = check_positions(positions)
-    if positions.dim() < 2 or positions.shape[0] != 3:
+def _equal_spatial(counts: tuple[int, ...], name: str) -> None:
+    height, width = counts[-2:]
+    if height != width:
         raise ValueError(
-            "M-RoPE positions must have shape (3, ..., seq_len) (rows: time, height, width), got "
-            f"{tuple(positions.shape)}; for text only, repeat the 1-D positions: "
-            "positions.expand(3, -1)"
+            f"mrope_section={list(counts)}: the {name!r} assignment alternates height and width "
+            f"pair by pair, so they need equal counts (got height {height}, width {width})"
+        )
+
+
+def _alternating(counts: tuple[int, ...]) -> torch.Tensor:
+    _equal_spatial(counts, "alternating")
+    time, height, width = counts
+    spatial = torch.arange(height + width) % 2 + 1  # 1, 2, 1, 2, ...: height first
+    return torch.cat([spatial, torch.zeros(time, dtype=torch.long)])
+
+
+def _alternating_2d(counts: tuple[int, ...]) -> torch.Tensor:
+    _equal_spatial(counts, "alternating_2d")
+    return torch.arange(sum(counts)) % 2  # 0, 1, 0, 1, ...: height first
+
+
+@dataclass(frozen=True)
+class MRopeAssignment:
+    """One rule giving each rotary pair a position row.
+
+    Attributes
+    ----------
+    rows : tuple of str
+        The position rows, in the order ``positions`` carries them and ``mrope_section`` counts
+        them.
+    pair_rows : callable
+        ``(counts per row) -> (pairs,)`` int64 row of each pair; raises ``ValueError`` for counts
+        the rule cannot give.
+    rule : str
+        The rule, in words.
+    models : str
+        The families whose code assigns this way.
+    """
+
+    rows: tuple[str, ...]
+    pair_rows: Callable[[tuple[int, ...]], torch.Tensor]
+    rule: str
+    models: str
+
+
+MROPE_ASSIGNMENTS: dict[str, MRopeAssignment] = {
+    "consecutive": MRopeAssignment(
+        MROPE_ROWS, _consecutive,
+        "the first mrope_section[0] pairs take time, the next mrope_section[1] height, the "
+        "last mrope_section[2] width",
+        "Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni, GLM-4V, PaddleOCR-VL",
+    ),
+    "interleaved": MRopeAssignment(
+        MROPE_ROWS, _round_robin,
+        "pair i takes row i mod 3 while the height and width rows have pairs left; the rest "
+        "take time",
+        "Qwen3-VL, Qwen3.5, Qwen3-Omni, Cosmos 3, Cohere Compass, Qwen4-Exp",
+    ),
+    "alternating": MRopeAssignment(
+        MROPE_ROWS, _alternating,
+        "height and width take turns over the first mrope_section[1] + mrope_section[2] pairs "
+        "(height first, equal counts); the last mrope_section[0] pairs take time",
+        "ERNIE 4.5 VL",
+    ),
+    "alternating_2d": MRopeAssignment(
+        ("height", "width"), _alternating_2d,
+        "two rows; pair i takes row i mod 2 (height first, equal counts)",
+        "NeoMME",
+    ),
+}  # fmt: skip
+"""Assignment name -> :class:`MRopeAssignment`: which position row each pair follows."""
+
+
+def _assignment(interleaved: object, assignment: object) -> str:
+    """The assignment's name: ``assignment``, else ``interleaved``'s shorthand."""
+    interleaved = check_bool("interleaved", interleaved)
+    if assignment is None:
+        return "interleaved" if interleaved else "consecutive"
+    if not isinstance(assignment, str) or assignment not in MROPE_ASSIGNMENTS:
+        raise ValueError(
+            f"assignment must be one of {', '.join(map(repr, MROPE_ASSIGNMENTS))}, "
+            f"got {assignment!r}"
+        )
+    if interleaved and assignment != "interleaved":
+        raise ValueError(
+            f"interleaved=True is the 'interleaved' assignment; it contradicts "
+            f"assignment={assignment!r}"
+        )
+    return assignment
+
+
+def _check_section(mrope_section: object, rows: tuple[str, ...]) -> tuple[int, ...]:
+    names = ", ".join(rows)
+    if isinstance(mrope_section, (str, bytes)) or not isinstance(mrope_section, Sequence):
+        raise TypeError(
+            f"mrope_section must be {len(rows)} non-negative integers ({names} pair counts), "
+            f"got {mrope_section!r}"
+        )
+    if len(mrope_section) != len(rows):
+        word = {2: "two", 3: "three"}.get(len(rows), str(len(rows)))
+        raise ValueError(f"mrope_section must have {word} entries ({names}), got {mrope_section!r}")
+    counts = tuple(check_int(f"mrope_section[{j}]", n) for j, n in enumerate(mrope_section))
+    if sum(counts) == 0:
+        raise ValueError(f"mrope_section must give at least one pair, got {mrope_section!r}")
+    return counts
+
+
+def mrope_pair_rows(
+    mrope_section: Sequence[int], *, interleaved: bool = False, assignment: str | None = None
+) -> torch.Tensor:
+    r"""Which position row rotates each pair (0 time, 1 height, 2 width for three rows).
+
+    Derived on the site: [M-RoPE](rope.md#rope-mrope).
+
+    Consecutive (the default, Qwen2-VL): ``mrope_section[0]`` zeros, then ``mrope_section[1]``
+    ones, then ``mrope_section[2]`` twos. Interleaved (``interleaved=True``, Qwen3-VL): pair
+    :math:`i` takes row :math:`r \in \{1, 2\}` when :math:`i \bmod 3 = r` and
+    :math:`i < 3 n_r` with :math:`n_r` = ``mrope_section[r]``, and row 0 otherwise; for the
+    released sections ([24, 20, 20], [11, 11, 10]) this deals the pairs round-robin and gives
+    the time row the leftovers. Sections for which that rule does not give each row its count
+    (e.g. a height count larger than the time count) are refused rather than silently
+    reinterpreted. Alternating (ERNIE 4.5 VL): :math:`r(i) = 1 + (i \bmod 2)` for
+    :math:`i < n_h + n_w`, else 0. Alternating 2-D (NeoMME, rows height and width):
+    :math:`r(i) = i \bmod 2`. The two alternating rules need :math:`n_h = n_w`.
+
+    Parameters
+    ----------
+    mrope_section
+        Non-negative pair counts, one per row of the assignment (time, height, width; for
+        ``"alternating_2d"`` height, width); their sum is the number of pairs,
+        ``rotary_dim // 2``.
+    interleaved
+        ``True``: shorthand for ``assignment="interleaved"`` (Qwen3-VL).
+    assignment
+        A key of :data:`MROPE_ASSIGNMENTS`; ``None``: ``"interleaved"`` if ``interleaved``,
+        else ``"consecutive"``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(sum(mrope_section),)`` int64, values in ``0 .. rows - 1``.
+
+    Examples
+    --------
+    >>> mrope_pair_rows([2, 1, 1])
+    tensor([0, 0, 1, 2])
+    >>> mrope_pair_rows([2, 1, 1], interleaved=True)
+    tensor([0, 1, 2, 0])
+    >>> mrope_pair_rows([2, 1, 1], assignment="alternating")
+    tensor([1, 2, 0, 0])
+    """
+    entry = MROPE_ASSIGNMENTS[_assignment(interleaved, assignment)]
+    return entry.pair_rows(_check_section(mrope_section, entry.rows))
+
+
+def _check_mrope_positions(positions: object, rows: tuple[str, ...]) -> torch.Tensor:
+    positions = check_positions(positions)
+    if positions.dim() < 2 or positions.shape[0] != len(rows):
+        raise ValueError(
+            f"M-RoPE positions must have shape ({len(rows)}, ..., seq_len) (rows: "
+            f"{', '.join(rows)}), got {tuple(positions.shape)}; for text only, repeat the 1-D "
+            f"positions: positions.expand({len(rows)}, -1)"
         )
     return positions
 
@@ -132,6 +252,7 @@ def mrope_cos_sin(
     mrope_section: Sequence[int],
     *,
     interleaved: bool = False,
+    assignment: str | None = None,
     attention_factor: float = 1.0,
     dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -145,7 +266,7 @@ def mrope_cos_sin(
         \sin_{m, i} = a \sin\bigl(p_{r(i)}(m)\,\omega_i\bigr)
 
     with :math:`r(i)` from :func:`mrope_pair_rows` and :math:`p_j(m)` row :math:`j` of token
-    :math:`m`'s position. When the three rows are equal (text) this is the table of
+    :math:`m`'s position. When the rows are equal (text) this is the table of
     :func:`posenc_ref.rope.rope_cos_sin`. Angles are formed in float64 (on the CPU where the
     device has no float64) and only the result is cast to ``dtype``. Feed the tables to
     :func:`posenc_ref.rope.apply_rope` with the model's layout.
@@ -153,15 +274,16 @@ def mrope_cos_sin(
     Parameters
     ----------
     positions
-        ``(3, ..., seq_len)`` integer (or float32/float64) tensor, ``>= 0``: rows time, height,
-        width (e.g. from :func:`mrope_positions`). The result lives on its device.
+        ``(rows, ..., seq_len)`` integer (or float32/float64) tensor, ``>= 0``, one row per row
+        of the assignment (time, height, width; e.g. from :func:`mrope_positions`). The result
+        lives on its device.
     inv_freq
         ``(rotary_dim // 2,)`` frequencies, one per pair, ``sum(mrope_section)`` of them; read in
         float64.
     mrope_section
-        Pairs per row (time, height, width).
-    interleaved
-        Qwen3-VL's interleaved assignment instead of consecutive sections.
+        Pairs per row.
+    interleaved, assignment
+        Which pairs each row gets, as for :func:`mrope_pair_rows`.
     attention_factor
         :math:`a > 0` multiplied into both tables.
     dtype
@@ -180,9 +302,10 @@ def mrope_cos_sin(
     >>> cos.shape
     torch.Size([2, 4])
     """
-    positions = _check_mrope_positions(positions)
+    name = _assignment(interleaved, assignment)
+    positions = _check_mrope_positions(positions, MROPE_ASSIGNMENTS[name].rows)
     inv_freq = check_inv_freq(inv_freq)
-    rows = mrope_pair_rows(mrope_section, interleaved=interleaved)
+    rows = mrope_pair_rows(mrope_section, assignment=name)
     if rows.numel() != inv_freq.numel():
         raise ValueError(
             f"mrope_section={list(mrope_section)} gives {rows.numel()} pairs but inv_freq has "
@@ -191,7 +314,7 @@ def mrope_cos_sin(
     attention_factor = check_positive_float("attention_factor", attention_factor)
     dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     where = compute_device(positions.device)
-    # (..., seq_len, 3): the three rows side by side, then one column per pair picked by its row.
+    # (..., seq_len, rows): the rows side by side, then one column per pair picked by its row.
     per_row = positions.to(where, torch.float64).movedim(0, -1)
     per_pair = per_row[..., rows.to(where)]  # (..., seq_len, pairs)
     angles = per_pair * inv_freq.to(where, torch.float64)

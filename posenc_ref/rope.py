@@ -69,7 +69,7 @@ from ._rotate import rotate
 from .absolute import inv_freq as _inv_freq
 from .device import check_device, compute_device
 from .models import QueryScale, RopeSpec, rope_spec
-from .mrope import mrope_cos_sin, mrope_pair_rows
+from .mrope import MROPE_ASSIGNMENTS, _assignment, mrope_cos_sin, mrope_pair_rows
 from .rope_scaling import SCALING_METHODS, ScaledFrequencies
 
 __all__ = [
@@ -595,14 +595,19 @@ class RotaryEmbedding(nn.Module):
     device
         Where to build the table.
     mrope_section
-        Multimodal RoPE (Qwen2-VL and later): pairs per position row (time, height, width),
-        summing to ``rotary_dim // 2``; ``None`` for one position row. An M-RoPE module takes
-        positions of shape ``(3, ..., seq_len)`` (see :func:`posenc_ref.mrope.mrope_positions`);
-        1-D positions, or none, mean text (the same value in all three rows, which is plain
-        RoPE). Explained on the site: [M-RoPE](rope.md#rope-mrope).
+        Multimodal RoPE (Qwen2-VL and later): pairs per position row (time, height, width;
+        height, width for ``"alternating_2d"``), summing to ``rotary_dim // 2``; ``None`` for
+        one position row. An M-RoPE module takes positions of shape ``(rows, ..., seq_len)``
+        (see :func:`posenc_ref.mrope.mrope_positions`); 1-D positions, or none, mean text (the
+        same value in every row, which is plain RoPE). Explained on the site:
+        [M-RoPE](rope.md#rope-mrope).
     mrope_interleaved
-        Qwen3-VL's interleaved assignment of pairs to rows instead of consecutive sections
-        (:func:`posenc_ref.mrope.mrope_pair_rows`).
+        Shorthand for ``mrope_assignment="interleaved"`` (Qwen3-VL).
+    mrope_assignment
+        Which pairs each row gets: a key of :data:`posenc_ref.mrope.MROPE_ASSIGNMENTS`
+        (``"consecutive"``, the default; ``"interleaved"``; ``"alternating"``, ERNIE 4.5 VL;
+        ``"alternating_2d"``, NeoMME's two rows); see
+        :func:`posenc_ref.mrope.mrope_pair_rows`.
     output_layout
         The order in which the rotated pairs are written back, when it differs from the order in
         which they are read: DeepSeek-V3 reads interleaved pairs and writes all first
@@ -639,6 +644,7 @@ class RotaryEmbedding(nn.Module):
         device: torch.device | str | None = None,
         mrope_section: Sequence[int] | None = None,
         mrope_interleaved: bool = False,
+        mrope_assignment: str | None = None,
         output_layout: str | None = None,
         query_scale: QueryScale | None = None,
         clockwise: bool = False,
@@ -651,19 +657,22 @@ class RotaryEmbedding(nn.Module):
         self.output_layout = self.layout if output_layout is None else check_layout(output_layout)
         self.mrope_section = None
         self.mrope_interleaved = False
+        self.mrope_assignment = None
         self._mrope_rows = None
         if mrope_section is not None:
-            rows = mrope_pair_rows(mrope_section, interleaved=mrope_interleaved)
+            assignment = _assignment(mrope_interleaved, mrope_assignment)
+            rows = mrope_pair_rows(mrope_section, assignment=assignment)
             if rows.numel() != self.rotary_dim // 2:
                 raise ValueError(
                     f"mrope_section={list(mrope_section)} gives {rows.numel()} pairs but the "
                     f"rotary part has rotary_dim // 2 = {self.rotary_dim // 2}"
                 )
             self.mrope_section = tuple(int(n) for n in mrope_section)
-            self.mrope_interleaved = bool(mrope_interleaved)
+            self.mrope_assignment = assignment
+            self.mrope_interleaved = assignment == "interleaved"
             self._mrope_rows = rows  # (pairs,) position row of each pair
-        elif mrope_interleaved:
-            raise ValueError("mrope_interleaved=True needs mrope_section")
+        elif mrope_interleaved or mrope_assignment is not None:
+            raise ValueError("mrope_interleaved / mrope_assignment need mrope_section")
         if query_scale is not None and not isinstance(query_scale, QueryScale):
             raise TypeError(
                 "query_scale must be a posenc_ref.models.QueryScale or None, got "
@@ -763,8 +772,8 @@ class RotaryEmbedding(nn.Module):
         # positions: None for the span (start, stop), served by slicing the table (a view, no
         # gather: the common case); (..., seq_len); or, for M-RoPE, (3, ..., seq_len).
         device = self.cos_cached.device
-        three_rows = self.mrope_section is not None and positions is not None
-        three_rows = three_rows and positions.dim() > 1
+        several_rows = self.mrope_section is not None and positions is not None
+        several_rows = several_rows and positions.dim() > 1
         if positions is not None:
             positions = positions.to(device)
         readable = device.type != "meta" and not tracing()
@@ -788,10 +797,10 @@ class RotaryEmbedding(nn.Module):
             if positions is None:
                 positions = torch.arange(*span, device=device)
             freqs = self.frequencies(needed)
-            if three_rows:
+            if several_rows:
                 return mrope_cos_sin(
                     positions, freqs.inv_freq, self.mrope_section,
-                    interleaved=self.mrope_interleaved,
+                    assignment=self.mrope_assignment,
                     attention_factor=freqs.attention_factor, dtype=dtype,
                 )  # fmt: skip
             return rope_cos_sin(
@@ -803,7 +812,7 @@ class RotaryEmbedding(nn.Module):
             self._build(self.max_len, device, dtype)  # e.g. after .to(torch.bfloat16)
         if positions is None:
             return self.cos_cached[span[0] : span[1]], self.sin_cached[span[0] : span[1]]
-        if not three_rows:
+        if not several_rows:
             return self.cos_cached[positions], self.sin_cached[positions]
         # M-RoPE: pair i reads the table at its own row's position (one gather per table).
         index = positions.movedim(0, -1)[..., self._mrope_rows.to(device)]  # (..., seq, pairs)
@@ -831,8 +840,9 @@ class RotaryEmbedding(nn.Module):
             ``(seq_len,)`` or ``(..., seq_len)`` broadcastable against both ``q.shape[:-1]`` and
             ``k.shape[:-1]`` (e.g. ``(batch, 1, seq_len)`` for packed sequences with
             ``(batch, heads, seq_len, head_dim)`` inputs). For an M-RoPE module (``mrope_section``
-            given): ``(seq_len,)`` for text, or ``(3, ..., seq_len)`` with rows time, height,
-            width, the ``...`` broadcastable as above (e.g. ``(3, batch, 1, seq_len)``).
+            given): ``(seq_len,)`` for text, or ``(rows, ..., seq_len)`` with one row per
+            position row of its assignment (three: time, height, width; ``"alternating_2d"``:
+            height, width), the ``...`` broadcastable as above (e.g. ``(3, batch, 1, seq_len)``).
         offset
             First position when ``positions`` is ``None`` (the length of a KV cache), ``>= 0``.
 
@@ -857,11 +867,14 @@ class RotaryEmbedding(nn.Module):
                 )
         dtype = torch.float64 if torch.float64 in (q.dtype, k.dtype) else torch.float32
         if self.mrope_section is not None and positions is not None and positions.dim() > 1:
-            if positions.shape[0] != 3:
+            rows = MROPE_ASSIGNMENTS[self.mrope_assignment].rows
+            if positions.shape[0] != len(rows):
+                n = len(rows)
                 raise ValueError(
-                    "an M-RoPE module takes positions (3, ..., seq_len) (rows time, height, "
-                    f"width) or (seq_len,) for text, got {tuple(positions.shape)}; for batched "
-                    "text positions p of shape (batch, seq_len) pass p.expand(3, -1, -1)"
+                    f"an M-RoPE module takes positions ({n}, ..., seq_len) (rows "
+                    f"{', '.join(rows)}) or (seq_len,) for text, got {tuple(positions.shape)}; "
+                    f"for batched text positions p of shape (batch, seq_len) pass "
+                    f"p.expand({n}, -1, -1)"
                 )
         cos, sin = self._rows(positions, span, dtype)
         rotated = []
@@ -948,7 +961,7 @@ class RotaryEmbedding(nn.Module):
             max_len=max_len,
             device=device,
             mrope_section=spec.mrope_section,
-            mrope_interleaved=spec.mrope_interleaved,
+            mrope_assignment=spec.mrope_assignment,
             output_layout=spec.output_layout,
             query_scale=spec.query_scale,
             clockwise=spec.clockwise,
@@ -962,8 +975,7 @@ class RotaryEmbedding(nn.Module):
         if self.output_layout != self.layout:
             extra += f", output_layout={self.output_layout!r}"
         if self.mrope_section is not None:
-            kind = "interleaved" if self.mrope_interleaved else "consecutive"
-            extra += f", mrope_section={self.mrope_section} ({kind})"
+            extra += f", mrope_section={self.mrope_section} ({self.mrope_assignment})"
         if self.query_scale is not None:
             extra += f", query_scale={self.query_scale.describe()!r}"
         return (

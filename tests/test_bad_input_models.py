@@ -105,7 +105,9 @@ def test_a_model_without_rope_is_not_an_unknown_family():
         RotaryEmbedding.from_hf_config({"model_type": "gpt2"})
 
 
-@pytest.mark.parametrize("model_type", ["mistral_large4_text", "deepseek_v4", "dots3_note_text"])
+@pytest.mark.parametrize(
+    "model_type", ["mistral_large4_text", "deepseek_v4", "dots3_note_text", "hunyuan_vl_text"]
+)
 def test_a_family_whose_rope_is_not_implemented_is_refused_even_with_layout(model_type):
     """The refusal names the missing feature; layout= cannot stand in for it."""
     from posenc_ref.models import NOT_IMPLEMENTED
@@ -186,6 +188,41 @@ def test_qwen3_vl_section_that_cannot_be_dealt_is_refused_by_spec_and_module_ali
     errors = both(config)
     assert all(isinstance(e, ValueError) for e in errors), errors
     assert str(errors[0]) == str(errors[1])
+
+
+ERNIE_VL = {"model_type": "ernie4_5_vl_moe_text", "hidden_size": 2560, "num_attention_heads": 20}
+
+
+@pytest.mark.parametrize(
+    "config, match",
+    [
+        # ERNIE 4.5 VL writes (height, width, time); its code stacks height and width pair by pair
+        ({**ERNIE_VL, "rope_parameters": {"mrope_section": [22, 20, 22]}},
+         r"alternates height and width.*height 22, width 20"),
+        ({**ERNIE_VL, "rope_parameters": {"mrope_section": [22, 22, 22]}},
+         r"mrope_section \[22, 22, 22\] sums to 66 pairs .* rotary_dim // 2 = 64"),
+        ({**ERNIE_VL, "rope_parameters": {"mrope_section": [22, 22]}},
+         r"3 pair counts \(.*height, width, time\)"),
+        # the interleaved rule reads the height and width counts only; they must fit
+        ({"model_type": "qwen3_vl", "head_dim": 16,
+          "rope_parameters": {"mrope_section": [0, 5, 4]}}, "height and width 9 pairs"),
+        # NeoMME's code reads no mrope_section: one that says otherwise is refused
+        ({"model_type": "neomme", "num_hidden_layers": 1, "layer_types": ["sliding_attention"],
+          "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 1e4,
+                                                    "mrope_section": [10, 22]}}},
+         "reads none; its two rows take \\[16, 16\\]"),
+    ],
+    ids=["ernie-unequal", "ernie-sum", "ernie-length", "interleaved-too-wide", "neomme-section"],
+)  # fmt: skip
+def test_mrope_sections_the_code_cannot_run_are_refused(config, match):
+    """Checked once, in the reader, for the spec and the module alike."""
+    errors = both(
+        config, **({"layer_type": "sliding_attention"} if "layer_types" in config else {})
+    )
+    assert all(isinstance(e, ValueError) for e in errors), errors
+    assert str(errors[0]) == str(errors[1])
+    with pytest.raises(ValueError, match=match):
+        raise errors[0]
 
 
 def test_layer_type_is_validated_without_per_layer_rope():

@@ -481,8 +481,12 @@ def capture(transformers):
     return "posenc_capture"
 
 
-def tiny_model(transformers, model_type: str, **kwargs):
-    """The family's model, tiny, random, on the CPU, recording what reaches attention."""
+def tiny_model(transformers, model_type: str, *, full_mask: bool = False, **kwargs):
+    """The family's model, tiny, random, on the CPU, recording what reaches attention.
+
+    ``full_mask``: hand the layer an all-true boolean mask instead of None (Qwen4-Exp's attention
+    combines its mask with its indexer's selection).
+    """
     import inspect as _inspect
 
     config = transformers.AutoConfig.for_model(model_type, **kwargs)
@@ -513,10 +517,12 @@ def tiny_model(transformers, model_type: str, **kwargs):
     rotary = next((m for _, m in named if type(m).__name__.endswith("RotaryEmbedding")), None)
 
     def handed(layer, hidden, positions):
-        """(q, k) the layer hands to attention, at positions (seq,) or M-RoPE (3, seq)."""
+        """(q, k) the layer hands to attention, at positions (seq,) or M-RoPE (rows, seq)."""
         CAPTURED.clear()
         ids = positions[:, None, :] if positions.dim() == 2 else positions[None, :]
-        kwargs = {"hidden_states": hidden, "attention_mask": None}
+        seq = positions.shape[-1]
+        mask = torch.ones(1, 1, seq, seq, dtype=torch.bool) if full_mask else None
+        kwargs = {"hidden_states": hidden, "attention_mask": mask}
         params = _inspect.signature(layer.forward).parameters
         if "position_embeddings" in params:
             args = (hidden, ids)
@@ -557,7 +563,9 @@ def tiny_model(transformers, model_type: str, **kwargs):
     return config, layers, handed
 
 
-def check_variant(transformers, model_type, positions, *, queries_only_scaled=None, **kwargs):
+def check_variant(
+    transformers, model_type, positions, *, queries_only_scaled=None, full_mask=False, **kwargs
+):
     """Every layer of the tiny model: posenc_ref's layer spec reproduces what reaches attention.
 
     Returns the layer specs (None for a layer without RoPE) for further checks.
@@ -566,7 +574,7 @@ def check_variant(transformers, model_type, positions, *, queries_only_scaled=No
     from posenc_ref.models import layer_specs
     from posenc_ref.rope import to_interleaved_layout
 
-    config, layers, handed = tiny_model(transformers, model_type, **kwargs)
+    config, layers, handed = tiny_model(transformers, model_type, full_mask=full_mask, **kwargs)
     text = config.get_text_config().to_dict()
     specs = layer_specs(text)
     positions = torch.as_tensor(positions)
@@ -589,7 +597,7 @@ def check_variant(transformers, model_type, positions, *, queries_only_scaled=No
         start, width, r = spec.nope_dim, spec.head_dim, spec.rotary_dim
         bound = angle_atol(int(positions.max()), spec.base) * 2 * spec.attention_factor
         if positions.dim() == 2:
-            assert spec.mrope_section is not None, (model_type, "three position rows")
+            assert spec.mrope_section is not None, (model_type, "several position rows")
         for before, after, name in ((q0, q, "q"), (k0, k, "k")):
             part = before[..., start : start + width].clone()
             if spec.output_layout != spec.layout:  # position 0 already wrote half order
@@ -822,6 +830,107 @@ def test_mrope_families_with_three_position_rows(transformers, capture, model_ty
         assert len({tuple(row.tolist()) for row in positions}) == 3  # three different rows
         specs, _, _ = check_variant(transformers, model_type, positions, **kwargs)
         assert specs[0].mrope_section == tuple(section)
+
+
+# The M-RoPE variants: other assignments of pairs to position rows (posenc_ref.mrope's table).
+# (model_type, kwargs, rope dict of the tested layer type, counts per row as the spec reads them,
+# assignment); a head of 16 coordinates, 8 pairs.
+_ROPE = {"rope_type": "default", "rope_theta": 1e4}
+MROPE_VARIANTS = [
+    # Qwen3-VL's rule under a per-layer-type dict
+    ("cohere_compass_text", {"rope_parameters": {"full_attention": {**_ROPE,
+                             "mrope_section": [4, 2, 2]}}}, (4, 2, 2), "interleaved"),
+    # its code reads mrope_section[1:] only: the time row takes the 4 pairs left, not the 1 given
+    ("qwen4_exp_text", {"head_dim": 16, "layer_types": ["indexed_attention"],
+                        "rope_parameters": {**_ROPE, "mrope_section": [1, 2, 2]},
+                        "num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 16,
+                        "shared_expert_intermediate_size": 16, "linear_num_key_heads": 2,
+                        "linear_num_value_heads": 2, "linear_key_head_dim": 8,
+                        "linear_value_head_dim": 8, "hc_lowrank": 8, "indexer_n_heads": 2,
+                        "indexer_kv_heads": 1, "indexer_head_dim": 16, "indexer_budget": 64,
+                        "indexer_compress_ratio": 4}, (4, 2, 2), "interleaved"),
+    # written (height, width, time): [3, 3, 2] is time 2, height 3, width 3
+    ("ernie4_5_vl_moe_text", {"rope_parameters": {**_ROPE, "mrope_section": [3, 3, 2]},
+                              "moe_num_experts": 2, "moe_k": 1, "moe_intermediate_size": [16, 16],
+                              "moe_num_shared_experts": 1}, (2, 3, 3), "alternating"),
+    # two rows; one table per layer type (full attention: 4 of 16 coordinates)
+    ("neomme", {"head_dim": 16, "layer_types": ["sliding_attention", "full_attention"],
+                "sliding_window": 8}, (4, 4), "alternating_2d"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "model_type, extra, counts, assignment", MROPE_VARIANTS, ids=[m[0] for m in MROPE_VARIANTS]
+)
+def test_mrope_variants_with_distinct_position_rows(
+    transformers, capture, model_type, extra, counts, assignment
+):
+    """ERNIE 4.5 VL, NeoMME, Cohere Compass, Qwen4-Exp: every row distinct, starting at 0 and far.
+
+    The family's own attention (its rotary module, its rotation) against from_hf_config, layer
+    by layer; for NeoMME its two rows (height, width), the full-attention layers' quarter-width
+    rotary part with a base of 1e6.
+    """
+    from posenc_ref.mrope import MROPE_ASSIGNMENTS, mrope_positions
+
+    rows = len(MROPE_ASSIGNMENTS[assignment].rows)
+    kwargs = {**SMALL, "num_hidden_layers": len(extra.get("layer_types", [None])), **extra}
+    for start in (0, 3000):
+        positions = mrope_positions(3, (2, 3, 4), 2, start=start)[3 - rows :]
+        assert len({tuple(row.tolist()) for row in positions}) == rows  # every row different
+        specs, _, _ = check_variant(
+            transformers, model_type, positions, full_mask=model_type == "qwen4_exp_text",
+            **copy.deepcopy(kwargs),
+        )  # fmt: skip
+        assert specs[0].mrope_section == counts and specs[0].mrope_assignment == assignment
+    if model_type == "neomme":
+        assert [(s.rotary_dim, s.base, s.mrope_section) for s in specs] == [
+            (16, 1e4, (4, 4)), (4, 1e6, (1, 1))]  # fmt: skip
+
+
+def test_ernie4_5_vl_runs_default_rope_only(transformers):
+    """Its rotary module raises for any other rope_type, and so does the reader."""
+    from transformers.models.ernie4_5_vl_moe import modeling_ernie4_5_vl_moe as modeling
+
+    rope = {"rope_type": "linear", "rope_theta": 1e4, "factor": 2.0}
+    config = transformers.AutoConfig.for_model("ernie4_5_vl_moe_text", rope_parameters=rope)
+    with pytest.raises(ValueError, match="default"):
+        modeling.Ernie4_5_VLMoeTextRotaryEmbedding(config)
+    with pytest.raises(ValueError, match="does not compute rope_type 'linear'"):
+        rope_spec(config)
+
+
+def test_hunyuan_vl_mrope_is_not_a_rotation_and_is_refused(transformers):
+    """HunYuan-VL: with distinct rows its code's map does not keep each pair's length.
+
+    A rotation of pair (c, c + 64) keeps q_c^2 + q_{c+64}^2; its code turns c and c + 64 by the
+    angles of two different rows, which changes it. With equal rows (text) it is plain RoPE. The
+    reader refuses the family, naming why.
+    """
+    from transformers.models.hunyuan_vl import modeling_hunyuan_vl as modeling
+
+    rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [16, 16, 16, 16]}
+    config = transformers.AutoConfig.for_model(
+        "hunyuan_vl_text", hidden_size=256, num_attention_heads=2, num_hidden_layers=1,
+        rope_parameters=rope,
+    )  # fmt: skip
+    rotary = modeling.HunYuanVLRotaryEmbedding(config)
+    q = randn(1, 1, 1, 3, 128)
+    half = 64
+
+    def pair_lengths(rows):
+        positions = torch.tensor(rows)[:, None, :]  # (4, batch 1, seq 3)
+        cos, sin = rotary(q, positions)
+        turned, _ = modeling.apply_rotary_pos_emb(q, q, cos, sin)
+        return turned[..., :half] ** 2 + turned[..., half:] ** 2
+
+    before = q[..., :half] ** 2 + q[..., half:] ** 2
+    same = [[5, 90, 3000]] * 4
+    torch.testing.assert_close(pair_lengths(same), before, rtol=1e-5, atol=1e-5)
+    distinct = [[5, 90, 3000], [7, 60, 3100], [11, 30, 2900], [13, 10, 3300]]
+    assert float((pair_lengths(distinct) - before).abs().max()) > 0.1
+    with pytest.raises(NotImplementedError, match="not a rotation of pairs"):
+        rope_spec(config)
 
 
 # --- every row's defaults are its config class's ----------------------------------------------

@@ -1,8 +1,9 @@
 """Multimodal RoPE (posenc_ref/mrope.py).
 
-The pair-to-row assignment (consecutive and interleaved) from its definition, the tables from
-the formula, text positions reduce to plain RoPE, the relative property per section (a score
-depends only on the difference of the 3-D positions), the position helper's layout, and bad input.
+The pair-to-row assignments (consecutive, interleaved, ERNIE's and NeoMME's alternating) from
+their definitions, the tables from the formula, text positions reduce to plain RoPE, the relative
+property per section (a score depends only on the difference of the positions, row by row), the
+position helper's layout, and bad input.
 """
 
 import math
@@ -23,10 +24,12 @@ released_sections = st.sampled_from([(16, 24, 24), (24, 20, 20), (11, 11, 10), (
 consecutive_sections = released_sections | st.tuples(
     st.integers(0, 12), st.integers(0, 12), st.integers(0, 12)
 ).filter(lambda c: sum(c) > 0)
-# (section, interleaved) as released: Qwen2/2.5-VL consecutive, Qwen3-VL and Qwen3.5 interleaved.
+# (section, assignment) as released: Qwen2/2.5-VL consecutive, Qwen3-VL and Qwen3.5 interleaved,
+# ERNIE 4.5 VL alternating (its [22, 22, 20] is height, width, time), NeoMME two rows.
 released_modes = st.sampled_from(
-    [((16, 24, 24), False), ((24, 20, 20), True), ((11, 11, 10), True), ((2, 1, 1), False),
-     ((2, 1, 1), True)]
+    [((16, 24, 24), "consecutive"), ((24, 20, 20), "interleaved"), ((11, 11, 10), "interleaved"),
+     ((2, 1, 1), "consecutive"), ((2, 1, 1), "interleaved"), ((20, 22, 22), "alternating"),
+     ((2, 1, 1), "alternating"), ((16, 16), "alternating_2d"), ((1, 1), "alternating_2d")]
 )  # fmt: skip
 grids = st.tuples(st.integers(1, 4), st.integers(1, 6), st.integers(1, 6))
 mrope_rows = st.integers(0, 1 << 16)
@@ -66,6 +69,29 @@ def test_interleaved_rows(section):
     assert rows[:dealt] == [i % 3 for i in range(dealt)]
 
 
+@given(st.integers(0, 12), st.integers(0, 12), st.integers(0, 12))
+@example(20, 22, 22)
+def test_alternating_rows(time, height, width):
+    """ERNIE 4.5 VL: height, width, height, ... over the first 2h pairs, then time (h = w)."""
+    if height != width or time + height + width == 0:
+        with pytest.raises(ValueError):
+            mrope_pair_rows([time, height, width], assignment="alternating")
+        return
+    rows = mrope_pair_rows([time, height, width], assignment="alternating").tolist()
+    assert rows == [1, 2] * height + [0] * time
+
+
+@given(st.integers(0, 12), st.integers(0, 12))
+@example(16, 16)
+def test_alternating_2d_rows(height, width):
+    """NeoMME: two rows; pair i takes row i mod 2 (h = w)."""
+    if height != width or height + width == 0:
+        with pytest.raises(ValueError):
+            mrope_pair_rows([height, width], assignment="alternating_2d")
+        return
+    assert mrope_pair_rows([height, width], assignment="alternating_2d").tolist() == [0, 1] * height
+
+
 def test_interleaved_released_qwen3_vl_layout():
     """Qwen3-VL [24, 20, 20]: pairs 0..59 round-robin, 60..63 time (HF's slice rule)."""
     rows = mrope_pair_rows([24, 20, 20], interleaved=True).tolist()
@@ -95,10 +121,11 @@ def test_tables_from_formula(section, interleaved, base, seed, seq_len):
 @given(released_modes, bases, st.lists(mrope_rows, min_size=1, max_size=8))
 def test_text_tokens_are_plain_rope(mode, base, positions):
     """Equal rows (text): the M-RoPE table is the plain RoPE table, bit for bit."""
-    section, interleaved = mode
+    section, assignment = mode
     pos = torch.tensor(positions)
     omega = inv_freq(2 * sum(section), base)
-    got = mrope_cos_sin(pos.expand(3, -1), omega, section, interleaved=interleaved, dtype=F64)
+    rows = len(section)
+    got = mrope_cos_sin(pos.expand(rows, -1), omega, section, assignment=assignment, dtype=F64)
     angles = pos.to(F64)[:, None] * omega
     assert torch.equal(got[0], torch.cos(angles)) and torch.equal(got[1], torch.sin(angles))
 
@@ -111,10 +138,14 @@ def test_text_tokens_are_plain_rope(mode, base, positions):
     st.tuples(mrope_rows, mrope_rows, mrope_rows),
     st.tuples(mrope_rows, mrope_rows, mrope_rows),
 )
-@example(((16, 24, 24), False), "half", 0, (5, 9, 2), (5, 3, 3), (1000, 0, 7))
+@example(((16, 24, 24), "consecutive"), "half", 0, (5, 9, 2), (5, 3, 3), (1000, 0, 7))
+@example(((20, 22, 22), "alternating"), "interleaved", 0, (5, 9, 2), (5, 3, 3), (1000, 0, 7))
+@example(((16, 16), "alternating_2d"), "half", 0, (5, 9, 2), (5, 3, 3), (1000, 0, 7))
 def test_score_depends_only_on_position_difference(mode, layout, seed, p_query, p_key, shift):
-    """Shift query and key by the same 3-vector (any shift per row): the score is unchanged."""
-    section, interleaved = mode
+    """Shift query and key by the same vector (any shift per row): the score is unchanged."""
+    section, assignment = mode
+    rows = len(section)  # the last rows of the 3-tuples (NeoMME: height, width)
+    p_query, p_key, shift = p_query[3 - rows :], p_key[3 - rows :], shift[3 - rows :]
     pairs = sum(section)
     gen = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, 2 * pairs, generator=gen, dtype=F64)
@@ -122,7 +153,7 @@ def test_score_depends_only_on_position_difference(mode, layout, seed, p_query, 
 
     def rotated(x, position):
         cos, sin = mrope_cos_sin(
-            torch.tensor(position)[:, None], omega, section, interleaved=interleaved, dtype=F64
+            torch.tensor(position)[:, None], omega, section, assignment=assignment, dtype=F64
         )
         return _rotate(x[None], cos, sin, layout)[0]
 
@@ -170,6 +201,24 @@ def test_positions_layout(text_before, grid, text_after, start):
         (lambda: mrope_pair_rows([0, 0, 0]), ValueError, "at least one"),
         (lambda: mrope_pair_rows([1, 2, 2], interleaved=True), ValueError, "round-robin"),
         (lambda: mrope_pair_rows([1, 1, 1], interleaved=1), TypeError, "interleaved"),
+        (lambda: mrope_pair_rows([1, 1, 1], assignment="ernie"), ValueError, "alternating_2d"),
+        (
+            lambda: mrope_pair_rows([2, 1, 1], interleaved=True, assignment="alternating"),
+            ValueError,
+            "contradicts",
+        ),
+        (lambda: mrope_pair_rows([2, 1, 2], assignment="alternating"), ValueError, "equal"),
+        (lambda: mrope_pair_rows([2, 1, 1], assignment="alternating_2d"), ValueError, "two"),
+        (
+            lambda: mrope_cos_sin(
+                torch.zeros(3, 4, dtype=torch.long),
+                inv_freq(8),
+                [2, 2],
+                assignment="alternating_2d",
+            ),
+            ValueError,
+            r"\(2, \.\.\., seq_len\) \(rows: height, width\)",
+        ),
         (
             lambda: mrope_cos_sin(torch.zeros(2, 4, dtype=torch.long), inv_freq(8), [2, 1, 1]),
             ValueError,

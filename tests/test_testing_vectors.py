@@ -151,6 +151,24 @@ def _outputs(tensors, metadata, module):
     return outputs
 
 
+def test_two_position_rows_of_neomme():
+    """An M-RoPE family with two rows (NeoMME) gets ``..._2rows`` cases its module reproduces."""
+    config = {"model_type": "neomme", "num_hidden_layers": 2,
+              "layer_types": ["sliding_attention", "full_attention"]}  # fmt: skip
+    tensors, metadata = build_vectors(config)
+    several = [c for c in metadata["cases"] if c["position_rows"] > 1]
+    assert several and all(c["position_rows"] == 2 and "_2rows" in c["name"] for c in several)
+    assert {g["mrope_assignment"] for g in metadata["groups"].values()} == {"alternating_2d"}
+    for case in several[:: len(several) // 4]:
+        c = case["name"]
+        described = metadata["groups"][case["group"]]
+        module = RotaryEmbedding.from_hf_config(config, layer_type=described["layer_type"])
+        positions = tensors[f"{c}/positions"]
+        assert positions.shape[0] == 2 and not torch.equal(positions[0], positions[1])
+        q_rot, _ = module(tensors[f"{c}/q"].double(), tensors[f"{c}/k"].double(), positions)
+        assert torch.equal(q_rot, tensors[f"{c}/q_rot"])
+
+
 def test_cli_writes_and_verify_diagnoses_a_wrong_outputs_file(tmp_path):
     config = released_config("Llama 3.1")
     (tmp_path / "config.json").write_text(json.dumps(config))

@@ -145,27 +145,88 @@ def _choose_layer_type(
     return rope, layer_type
 
 
-def _mrope(rope: Mapping[str, Any], family: Family, rotary_dim: int, model_type):
-    """M-RoPE sections (checked once, here, for the spec and the module alike)."""
-    if family.mrope is None:
-        return None, False
-    from ..mrope import mrope_pair_rows
-
-    raw = rope.get("mrope_section", family.default_mrope_section)
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)) or len(raw) != 3:
-        raise ValueError(f"mrope_section must be three pair counts, got {_show(raw)}")
-    section = tuple(_length(f"mrope_section[{j}]", n, 0) for j, n in enumerate(raw))
-    if sum(section) != rotary_dim // 2:
+def _counts_as_given(counts: tuple[int, ...], pairs: int, family: Family) -> tuple[int, ...]:
+    """The code splits its table by the counts: they must cover the rotary pairs exactly."""
+    if sum(counts) != pairs:
         raise ValueError(
-            f"mrope_section {list(section)} sums to {sum(section)} pairs but the rotary part "
-            f"has rotary_dim // 2 = {rotary_dim // 2}"
+            f"mrope_section {_as_written(counts, family)} sums to {sum(counts)} pairs but the "
+            f"rotary part has rotary_dim // 2 = {pairs}"
         )
-    interleaved = family.mrope == "interleaved"
+    return counts
+
+
+def _time_takes_the_rest(counts: tuple[int, ...], pairs: int, family: Family) -> tuple[int, ...]:
+    """The code reads the height and width counts only; every pair they do not take is time's.
+
+    (Qwen3-VL's code overwrites the time row's table at the height and width pairs, so
+    ``mrope_section[0]`` is never read: Qwen4-Exp's default [11, 11, 10] on 128 pairs gives time
+    107 pairs.)
+    """
+    _, height, width = counts
+    if height + width > pairs:
+        raise ValueError(
+            f"mrope_section {list(counts)} gives height and width {height + width} pairs but the "
+            f"rotary part has rotary_dim // 2 = {pairs}"
+        )
+    return (pairs - height - width, height, width)
+
+
+def _halves(counts: tuple[int, ...] | None, pairs: int, family: Family) -> tuple[int, ...]:
+    """No mrope_section: the code gives the even pairs to one row and the odd ones to the other."""
+    halves = (pairs - pairs // 2, pairs // 2)
+    if counts is not None and tuple(counts) != halves:
+        raise ValueError(
+            f"mrope_section {list(counts)}: the family's code reads none; its two rows take "
+            f"{list(halves)} of the {pairs} pairs"
+        )
+    return halves
+
+
+# How a family's code reads mrope_section, by assignment: (counts in row order, rotary pairs,
+# family) -> the counts its code gives each row.
+_SECTION_READ = {
+    "consecutive": _counts_as_given,
+    "interleaved": _time_takes_the_rest,
+    "alternating": _counts_as_given,
+    "alternating_2d": _halves,
+}
+
+
+def _as_written(counts: tuple[int, ...], family: Family) -> list[int]:
+    """Counts in row order, back in the config's order."""
+    if family.mrope_order is None:
+        return list(counts)
+    return [counts[row] for row in family.mrope_order]
+
+
+def _mrope(rope: Mapping[str, Any], family: Family, rotary_dim: int, model_type):
+    """M-RoPE: (counts per row, assignment), checked once, here, for the spec and the module."""
+    if family.mrope is None:
+        return None, None
+    from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
+
+    rows = MROPE_ASSIGNMENTS[family.mrope].rows
+    raw = rope.get("mrope_section", family.default_mrope_section)
+    counts = None
+    if raw is not None:
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
+            raise ValueError(f"mrope_section must be {len(rows)} pair counts, got {_show(raw)}")
+        if len(raw) != len(rows):
+            raise ValueError(
+                f"mrope_section must be {len(rows)} pair counts ({model_type}'s code reads "
+                f"{', '.join(_as_written(rows, family))}), got {_show(raw)}"
+            )
+        given = tuple(_length(f"mrope_section[{j}]", n, 0) for j, n in enumerate(raw))
+        order = family.mrope_order or tuple(range(len(rows)))
+        counts = tuple(given[order.index(row)] for row in range(len(rows)))
+    elif family.mrope != "alternating_2d":
+        raise ValueError(f"{model_type}'s code needs an mrope_section ({', '.join(rows)})")
+    section = _SECTION_READ[family.mrope](counts, rotary_dim // 2, family)
     flag = rope.get("mrope_interleaved")
-    if flag is not None and bool(flag) != interleaved:
+    if flag is not None and bool(flag) != (family.mrope == "interleaved"):
         raise ValueError(
             f"mrope_interleaved={flag!r} contradicts {model_type}'s code, which assigns "
             f"sections {family.mrope!r}"
         )
-    mrope_pair_rows(section, interleaved=interleaved)  # the one check that a section can be dealt
-    return section, interleaved
+    mrope_pair_rows(section, assignment=family.mrope)  # the one check that the rule can give them
+    return section, family.mrope

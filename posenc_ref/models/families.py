@@ -18,8 +18,10 @@ from typing import Any
 
 from .family import Family, Legacy, _absolute, _fraction_of_head, _keys_of
 from .rules import (
+    _all_full,
     _beam_scalable_softmax,
     _cohere2_layers,
+    _every_sixth_and_last,
     _granite_layer_rope_theta,
     _layer_rope_theta,
     _llama4_temperature,
@@ -629,6 +631,46 @@ _EXCEPTIONS: dict[str, Family] = {
         source="modeling_moonshine.py: interleaved pairs on int(head_dim * 0.9) coordinates; "
         "configuration_moonshine.py: num_attention_heads is decoder_num_attention_heads",
     ),
+    # --- M-RoPE variants: assignments other than Qwen2-VL's and Qwen3-VL's (posenc_ref.mrope)
+    "cohere_compass_text": Family(
+        mrope="interleaved", mrope_section=(24, 20, 20), layer_types=_all_full,
+        source="modeling_cohere_compass.py: rotate_half; recomposition_frequencies keeps the time "
+        "row's table and overwrites pairs 1, 4, ... (< 3 * mrope_section[1]) with height's and "
+        "2, 5, ... (< 3 * mrope_section[2]) with width's, per layer type (Qwen3-VL's rule)",
+    ),
+    "qwen4_exp_text": Family(
+        head_dim=256, mrope="interleaved", mrope_section=(11, 11, 10),
+        rope_layers=_rotate_types("indexed_attention", "full_attention"),
+        layer_types=_pattern_types(
+            "full_attention_interval", 4, "linear_attention", "indexed_attention"),
+        reads=frozenset({"full_attention_interval"}),
+        source="modeling_qwen4_exp.py: rotate_half on the rotary part of the attention layers "
+        "(indexed_attention; the config class renames full_attention so), Qwen3-VL's "
+        "interleaved rule, which reads mrope_section[1:] only (time takes every other pair: "
+        "107 of 128 with the defaults); the linear_attention (gated DeltaNet) layers take no "
+        "position",
+    ),
+    "ernie4_5_vl_moe_text": Family(
+        layout="interleaved", theta=500_000.0,
+        mrope="alternating", mrope_section=(22, 22, 20), mrope_order=(1, 2, 0),
+        only_default="its rotary module raises for any other rope_type",
+        source="modeling_ernie4_5_vl_moe.py: pairs (2i, 2i+1) (rotate_half_text) on the whole "
+        "head; mrope_section is (height, width, time): the first height + width frequencies "
+        "alternate between the height and width rows (pre-rotated inv_freq, stacked back), the "
+        "last time ones take the time row; its rotary module raises for any rope_type but "
+        "'default'",
+    ),
+    "neomme": Family(
+        theta={"full_attention": 1_000_000.0, "sliding_attention": 10_000.0},
+        partial={"full_attention": 0.25, "sliding_attention": 1.0},
+        head_dim=64,
+        rope=_types(full_attention=(1e6, 0.25), sliding_attention=(1e4, 1.0)),
+        layer_types=_every_sixth_and_last,
+        mrope="alternating_2d",
+        source="modeling_neomme.py: rotate_half on int(head_dim * partial_rotary_factor) "
+        "coordinates, one table per layer type; two position rows (row, column): even pairs take "
+        "the first, odd pairs the second (recomposition_frequencies); no mrope_section",
+    ),
 }  # fmt: skip
 
 FAMILIES: dict[str, Family] = {
@@ -662,6 +704,15 @@ TEXT_MODEL_TYPES = {
 # Families whose RoPE posenc_ref does not implement: the feature each needs (a refusal, also
 # with layout=, which could not stand in for it).
 NOT_IMPLEMENTED: dict[str, str] = {
+    "hunyuan_vl_text": "an M-RoPE that is not a rotation of pairs. transformers 5.23's "
+    "HunYuanVLRotaryEmbedding.recomposition_frequencies doubles the table (cat(freq, freq), the "
+    "rotate_half layout) and splits the doubled table by 2 * mrope_section[j] coordinates, "
+    "chunk j taking position row j mod len(mrope_section); the sections sum to head_dim // 2, "
+    "so with [16, 16, 16, 16] coordinate c of pair c (< 32) turns by row 0's angle and its "
+    "partner c + 64 by row 2's (pairs 32..63: rows 1 and 3). With distinct position rows cos "
+    "and sin differ between the two coordinates of a pair; posenc_ref's M-RoPE turns each pair "
+    "by one row's angle (equal rows, text, reduce to plain RoPE followed by the query/key "
+    "RMSNorm of hunyuan_v1_dense)",
     "mistral_large4_text": "learned scales of the inverse frequencies (LeRoPE) and a learned "
     "softmax scaling: the frequencies depend on checkpoint weights, not only on the config",
     "deepseek_v4": "compressed keys (block summaries) rotated at their blocks' positions with a "

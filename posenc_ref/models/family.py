@@ -49,8 +49,9 @@ class Family:
         by layer type where the class has one per type.
     head_dim : int or None
         The config class's ``head_dim`` when the key is absent (``None``: hidden / heads).
-    partial : float
-        ``partial_rotary_factor`` when the config has none.
+    partial : float or dict
+        ``partial_rotary_factor`` when the config has none; a dict by layer type where the
+        class has one per type (NeoMME).
     rope : dict or None
         The RoPE dict (or one per layer type) the config class fills in when the config has
         neither ``rope_parameters`` nor ``rope_scaling`` (``rope_theta`` apart).
@@ -83,8 +84,14 @@ class Family:
     fixed_theta : float or None
         The base the code fixes (GPT-J, CodeGen); ``rope_theta`` is then refused.
     mrope : str or None
-        M-RoPE: ``"consecutive"`` or ``"interleaved"`` section assignment; ``mrope_section``
-        its default sections.
+        M-RoPE: the assignment of pairs to position rows, a key of
+        :data:`posenc_ref.mrope.MROPE_ASSIGNMENTS` (``"consecutive"``, ``"interleaved"``,
+        ``"alternating"``, ``"alternating_2d"``); ``mrope_section`` its default sections, as
+        the config writes them.
+    mrope_order : tuple of int or None
+        The position row each entry of the config's ``mrope_section`` counts, where the config
+        does not write them in row order: ERNIE 4.5 VL writes (height, width, time), ``(1, 2,
+        0)``. ``None``: in row order.
     local_base_key : str or None
         Gemma 3's older form: the top-level key of the sliding layers' base.
     rope_layers : callable or None
@@ -130,7 +137,7 @@ class Family:
     layout: str = "half"
     theta: float | Mapping[str, float] = 10000.0
     head_dim: int | None = None
-    partial: float = 1.0
+    partial: float | Mapping[str, float] = 1.0
     rope: Mapping[str, Any] | None = None
     aliases: Mapping[str, str] = field(default_factory=dict)
     defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -144,7 +151,8 @@ class Family:
     rope_keys: frozenset[str] = frozenset()
     fixed_theta: float | None = None
     mrope: str | None = None
-    mrope_section: tuple[int, int, int] | None = None
+    mrope_section: tuple[int, ...] | None = None
+    mrope_order: tuple[int, ...] | None = None
     local_base_key: str | None = None
     rope_layers: Callable[[Mapping[str, Any], int | None], list[bool]] | None = None
     layer_types: Callable[[Mapping[str, Any], int | None], list[str]] | None = None
@@ -165,11 +173,17 @@ class Family:
 
     @property
     def default_partial(self) -> float:
-        """``partial_rotary_factor`` when the config gives none."""
+        """``partial_rotary_factor`` when the config gives none (of a family with one)."""
+        return self.partial_default(None)
+
+    def partial_default(self, layer_type: str | None) -> float:
+        """``partial_rotary_factor`` when the config gives none (for one layer type)."""
+        if isinstance(self.partial, Mapping):
+            return self.partial.get(layer_type, 1.0)
         return self.partial
 
     @property
-    def default_mrope_section(self) -> tuple[int, int, int] | None:
+    def default_mrope_section(self) -> tuple[int, ...] | None:
         """``mrope_section`` when the config gives none."""
         return self.mrope_section
 

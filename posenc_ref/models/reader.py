@@ -199,7 +199,7 @@ def _legacy(config: Mapping[str, Any], family: Family, quantity: str, head_dim: 
 
 def _rotary_dim(
     config: Mapping[str, Any], rope: Mapping[str, Any], family: Family, head_dim: int,
-    full_width: bool,
+    full_width: bool, layer_type: str | None,
 ) -> tuple[int, float]:  # fmt: skip
     """``(rotary_dim, partial factor)`` by HF's rule ``int(head_dim * partial_rotary_factor)``."""
     partial = _same(
@@ -223,7 +223,10 @@ def _rotary_dim(
             raise ValueError(f"rotary_dim={rotary} must be even and <= head_dim={head_dim}")
         return rotary, rotary / head_dim
     explicit = partial is not None
-    partial = family.default_partial if partial is None else _real("partial_rotary_factor", partial)
+    if partial is None:
+        partial = family.partial_default(layer_type)
+    else:
+        partial = _real("partial_rotary_factor", partial)
     if partial > 1:
         raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial!r}")
     if full_width:
@@ -385,7 +388,7 @@ def rope_spec(
                 f"the base it needs"
             )
     head_dim = _head_dim(config, family, model_type, layer_type, "head_dim" in overrides)
-    freq_dim, partial = _rotary_dim(config, rope, family, head_dim, kind.full_width)
+    freq_dim, partial = _rotary_dim(config, rope, family, head_dim, kind.full_width, layer_type)
     # HF's rule for an odd width: frequencies base^(-2i / width) for i < ceil(width / 2), one pair
     # each, so the rotated part is rounded up to the next even width (transformers' validate_rope)
     rotary_dim = freq_dim + freq_dim % 2
@@ -438,7 +441,7 @@ def rope_spec(
             yarn_mscale(read.factor, _real("mscale_all_dim", rope["mscale_all_dim"])) ** 2
         )
 
-    section, interleaved = _mrope(rope, family, rotary_dim, model_type)
+    section, assignment = _mrope(rope, family, rotary_dim, model_type)
     layers, nope_layers = _layers_of(config, family, layer_type, null_types)
     query_scale = family.query_scale(config, rope) if family.query_scale else None
     nope_query_scale = family.nope_query_scale(config) if family.nope_query_scale else None
@@ -457,7 +460,8 @@ def rope_spec(
         original_max_len=read.original_len,
         max_len=max_len,
         mrope_section=section,
-        mrope_interleaved=interleaved,
+        mrope_interleaved=assignment == "interleaved",
+        mrope_assignment=assignment,
         output_layout=output_layout or layout_used,
         factor=read.factor,
         scaling=read.scaling,

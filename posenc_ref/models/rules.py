@@ -79,9 +79,9 @@ def _cohere2_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
 
 
 def _pattern_types(
-    key: str, default: int, other: str = "sliding_attention"
+    key: str, default: int, other: str = "sliding_attention", full: str = "full_attention"
 ) -> Callable[[Mapping[str, Any], int | None], list[str]]:
-    """``layer_types`` from a pattern: every ``key``-th layer full attention, else ``other``."""
+    """``layer_types`` from a pattern: every ``key``-th layer ``full``, else ``other``."""
 
     def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
         every = config.get(key, default)
@@ -89,9 +89,23 @@ def _pattern_types(
             every = len(every)
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise ValueError(f"{key} must be an integer >= 1, got {every!r}")
-        return [other if (i + 1) % every else "full_attention" for i in range(count or 0)]
+        return [other if (i + 1) % every else full for i in range(count or 0)]
 
     return rule
+
+
+def _all_full(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """Cohere Compass: every layer full attention unless the config lists its types."""
+    return ["full_attention"] * (count or 0)
+
+
+def _every_sixth_and_last(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """NeoMME: every sixth layer and the last one full attention, the others sliding-window."""
+    count = count or 0
+    return [
+        "full_attention" if (i + 1) % 6 == 0 or i == count - 1 else "sliding_attention"
+        for i in range(count)
+    ]
 
 
 def _no_rope_types(rope_type: str, nope_type: str):

@@ -133,9 +133,13 @@ class RopeSpec:
     max_len : int or None
         ``max_position_embeddings``.
     mrope_section : tuple of int or None
-        M-RoPE pair counts (time, height, width), ``None`` for one position row.
+        M-RoPE pair counts, one per position row of ``mrope_assignment`` (time, height, width;
+        NeoMME: height, width), as the family's code gives them; ``None`` for one position row.
     mrope_interleaved : bool
-        Qwen3-VL's interleaved section assignment.
+        ``mrope_assignment == "interleaved"`` (Qwen3-VL's).
+    mrope_assignment : str or None
+        Which pairs each position row gets: a key of
+        :data:`posenc_ref.mrope.MROPE_ASSIGNMENTS`; ``None`` for one position row.
     factor : float or None
         The extension ratio :math:`s` of the scaling types (as given, or derived from
         ``max_position_embeddings / original_max_position_embeddings`` where HF derives it);
@@ -191,6 +195,7 @@ class RopeSpec:
     max_len: int | None
     mrope_section: tuple[int, int, int] | None = None
     mrope_interleaved: bool = False
+    mrope_assignment: str | None = None
     output_layout: str | None = None
     factor: float | None = None
     scaling: dict[str, Any] | None = None
@@ -208,6 +213,9 @@ class RopeSpec:
     def __post_init__(self) -> None:
         if self.output_layout is None:
             object.__setattr__(self, "output_layout", self.layout)
+        if self.mrope_section is not None and self.mrope_assignment is None:
+            kind = "interleaved" if self.mrope_interleaved else "consecutive"
+            object.__setattr__(self, "mrope_assignment", kind)
 
     def frequencies(self, seq_len: int) -> ScaledFrequencies:
         """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
@@ -238,8 +246,7 @@ class RopeSpec:
     def __repr__(self) -> str:
         extra = ""
         if self.mrope_section is not None:
-            kind = "interleaved" if self.mrope_interleaved else "consecutive"
-            extra = f", mrope_section={self.mrope_section} ({kind})"
+            extra = f", mrope_section={self.mrope_section} ({self.mrope_assignment})"
         if self.output_layout != self.layout:
             extra += f", output_layout={self.output_layout!r}"
         if self.nope_dim:

@@ -15,8 +15,9 @@ The format, version 1 (new versions add keys; a reader checks ``version``):
 
 - one tensor per name ``GROUP/WINDOW/DTYPE/WHAT``; ``GROUP`` is ``rope`` or the layer type,
   ``WINDOW`` one of ``start``, ``inside``, ``boundary``, ``far`` (``..._3rows`` for M-RoPE
-  cases with three position rows), ``DTYPE`` ``float32`` or ``bfloat16``; ``WHAT``:
-  ``positions`` (int64, ``(n,)``, or ``(3, n)`` rows time, height, width), ``q`` and ``k``
+  cases with three position rows, ``..._2rows`` with NeoMME's two), ``DTYPE`` ``float32`` or
+  ``bfloat16``; ``WHAT``: ``positions`` (int64, ``(n,)``, or ``(rows, n)``: time, height,
+  width, or height, width), ``q`` and ``k``
   (``(batch, heads, n, head_dim)`` in ``DTYPE``), ``q_rot`` and ``k_rot`` (the expected outputs,
   float64), ``tol_q`` and ``tol_k`` (the allowed absolute error per element, float64), ``cos``
   and ``sin`` (float64 ``(n, rotary_dim // 2)``: the angle of pair ``i`` at each position,
@@ -137,9 +138,9 @@ def _windows(context: int) -> dict[str, int]:
     }
 
 
-def _three_rows(positions: torch.Tensor) -> torch.Tensor:
-    """Three distinct position rows (time, height, width) for an M-RoPE case."""
-    return torch.stack([positions, positions // 2, positions // 3])
+def _distinct_rows(positions: torch.Tensor, count: int) -> torch.Tensor:
+    """``count`` distinct position rows for an M-RoPE case (3: time, height, width)."""
+    return torch.stack([positions, positions // 2, positions // 3][:count])
 
 
 def _case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
@@ -186,6 +187,7 @@ def _describe_module(module: RotaryEmbedding, layer_type: str | None) -> dict:
         "max_position_embeddings": getattr(spec, "max_len", None),
         "mrope_section": None if module.mrope_section is None else list(module.mrope_section),
         "mrope_interleaved": module.mrope_interleaved,
+        "mrope_assignment": module.mrope_assignment,
     }
 
 
@@ -230,7 +232,8 @@ def build_vectors(
             positions = torch.arange(start, start + WINDOW)
             rows = [(window, positions)]
             if module.mrope_section is not None:
-                rows.append((f"{window}_3rows", _three_rows(positions)))
+                count = len(module.mrope_section)
+                rows.append((f"{window}_{count}rows", _distinct_rows(positions, count)))
             for name, pos in rows:
                 for dtype_name, dtype in DTYPES.items():
                     prefix = f"{group}/{name}/{dtype_name}"
@@ -245,7 +248,7 @@ def build_vectors(
                             "dtype": dtype_name,
                             "first": int(pos.min()),
                             "last": int(pos.max()),
-                            "position_rows": 1 if pos.dim() == 1 else 3,
+                            "position_rows": 1 if pos.dim() == 1 else pos.shape[0],
                             "seq_len": seq_len,
                             "original_context": context,
                             "attention_factor": float(module.frequencies(seq_len).attention_factor),
@@ -519,7 +522,7 @@ def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]
         agrees &= ok
         lines.append(
             f"{case['name']:<32} positions {case['first']}..{case['last']}"
-            + (" (3 rows)" if case["position_rows"] == 3 else "")
+            + (f" ({case['position_rows']} rows)" if case["position_rows"] > 1 else "")
             + f": largest error/tolerance {worst:.3g}"
             + (" (agrees)" if ok else " DISAGREES")
         )
