@@ -91,6 +91,8 @@ def _unknown_family(model_type: str | None) -> ValueError:
     version, types = _installed_transformers()
     if model_type is None:
         where = "the config has no model_type"
+    elif model_type == "":  # a sub-config without a type of its own (Evolla's SaProt encoder)
+        where = "the config's model_type is empty (a sub-config with no type of its own)"
     elif model_type in types:
         where = (
             f"model_type {model_type!r} is defined by the installed transformers {version}, but "
