@@ -2,17 +2,16 @@ r"""RoPE on a patch grid (axial 2-D RoPE), as vision encoders use it.
 
 A vision transformer cuts an image into a grid of patches; the patch in row :math:`y` and column
 :math:`x` carries two positions instead of one. Axial RoPE gives half of the :math:`d/2` rotary
-pairs to the row and the other half to the column: pair :math:`i` of a patch is turned by
+pairs to the row (the set :math:`I_y`) and the other half to the column (:math:`I_x`): pair
+:math:`i` of a patch is turned by
 
 .. math::
 
-    \theta_i(y, x) = \omega_i \cdot \begin{cases} y & a(i) = \text{row} \\
-                                                   x & a(i) = \text{column} \end{cases}
+    \theta_i(y, x) = \begin{cases} y\,\omega_i & i \in I_y \\ x\,\omega_i & i \in I_x \end{cases}
 
-where :math:`a(i)` is the axis the pair was given. A query at :math:`(y_m, x_m)` and a key at
-:math:`(y_p, x_p)` then score through the row offset :math:`y_p - y_m` and the column offset
-:math:`x_p - x_m` only. The rotation itself is :func:`posenc_ref.rope.apply_rope`, unchanged:
-only the angle table is new.
+A query at :math:`(y_m, x_m)` and a key at :math:`(y_p, x_p)` then score through the row offset
+:math:`y_p - y_m` and the column offset :math:`x_p - x_m` only. The rotation itself is
+:func:`posenc_ref.rope.apply_rope`, unchanged: only the angle table is new.
 
 The families differ in four choices, each a small function here, gathered per family in
 :data:`SCHEMES`:
@@ -292,19 +291,20 @@ def _check_tables(
 def axial_angles(
     positions: torch.Tensor, inv_freq: torch.Tensor, pair_axes: torch.Tensor
 ) -> torch.Tensor:
-    r"""The angle of every pair of every patch: :math:`\theta_{t,i} = c_{t,a(i)}\,\omega_i`.
+    r"""The angle of every pair of every patch, :math:`y_t\,\omega_i` or :math:`x_t\,\omega_i`.
 
     Derived on the site: [the angle table](axial.md#axial-table).
 
     Parameters
     ----------
     positions
-        ``(..., num_patches, 2)``: :math:`c_{t,0}` the row, :math:`c_{t,1}` the column coordinate
-        of patch :math:`t` (any finite values: DINOv3's are negative).
+        ``(..., num_patches, 2)``: :math:`(y_t, x_t)`, the row and the column coordinate of patch
+        :math:`t` (any finite values: DINOv3's are negative).
     inv_freq
         ``(pairs,)`` frequencies :math:`\omega_i` (:func:`axial_inv_freq`).
     pair_axes
-        ``(pairs,)`` axes :math:`a(i) \in \{0, 1\}` (:func:`axial_pair_axes`).
+        ``(pairs,)``: 0 where :math:`i \in I_y` (row), 1 where :math:`i \in I_x` (column)
+        (:func:`axial_pair_axes`).
 
     Returns
     -------
