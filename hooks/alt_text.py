@@ -256,6 +256,31 @@ def _zoo_wavelengths(pkg) -> dict[str, str]:
     return {"shortest": f"{lam.min():.1f}", "longest": f"{lam.max() / 1e6:.0f} million"}
 
 
+def _axial_pair_angles(pkg) -> dict[str, str]:
+    from posenc_ref.axial import axial_inv_freq, grid_positions
+    from posenc_ref.plots import axial_pair_angles
+
+    (top, top_base), (bottom, bottom_base) = _default(axial_pair_angles, "schemes")
+    dim, pair = _default(axial_pair_angles, "dim"), _default(axial_pair_angles, "pair")
+    height, width = _default(axial_pair_angles, "height"), _default(axial_pair_angles, "width")
+    twin = pair + dim // 4
+
+    def steps(scheme, base):  # radians per row for the pair, per column for its twin
+        omega = axial_inv_freq(dim, base, scheme)
+        grid = grid_positions(height, width, scheme)
+        row_step, col_step = float(grid[width, 0] - grid[0, 0]), float(grid[1, 1] - grid[0, 1])
+        return float(omega[pair]) * row_step, float(omega[twin]) * col_step
+
+    top_row, top_col = steps(top, top_base)
+    bottom_row, bottom_col = steps(bottom, bottom_base)
+    return {
+        "top_row": f"{top_row:.3f}",
+        "top_col": f"{top_col:.3f}",
+        "bottom_row": f"{bottom_row:.3f}",
+        "bottom_col": f"{bottom_col:.3f}",
+    }
+
+
 FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "heatmap_10x4_base100.svg": _heatmap_10x4,
     "heatmap_128x8.svg": _heatmap_128x8,
@@ -275,6 +300,7 @@ FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "check_hf_error.svg": _check_hf_error,
     "check_inspect_llama31.svg": _check_inspect_llama31,
     "zoo_wavelengths.svg": _zoo_wavelengths,
+    "axial_pair_angles.svg": _axial_pair_angles,
 }
 
 _cache: dict[str, dict[str, str]] = {}

@@ -31,6 +31,7 @@ ORDER = [
     "rope",
     "rope_scaling",
     "mrope",
+    "axial",
     "models",
     "precision",
 ]

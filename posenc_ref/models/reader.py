@@ -42,7 +42,10 @@ _NOT_IMPLEMENTED_KEYS = {
     "use_logn_attn": "Qwen (1.x) custom-code log-n attention scaling",
     "rope_scaling_type": "a custom-code scaling switch",
 }
-_NOT_IMPLEMENTED_TYPES = {"axial": "2-D (axial) RoPE of vision encoders"}
+_NOT_IMPLEMENTED_TYPES = {
+    "axial": "2-D (axial) RoPE of vision encoders; posenc_ref.axial has the schemes of eight "
+    "families' vision towers (apply_axial_rope), but this reader does not read vision configs"
+}
 # --------------------------------------------------------------------------- the language model
 
 

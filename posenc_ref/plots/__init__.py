@@ -15,6 +15,7 @@ The modules follow the pages:
 - ``plots.check``: a RoPE's error per position, a model's wavelengths (``check.md``, and
   ``python -m posenc_ref inspect --plot``).
 - ``plots.models``: per-pair wavelengths of released models (``models.md``).
+- ``plots.axial``: one pair's angle over a patch grid (``axial.md``).
 
 Every function is also importable from here (``from posenc_ref.plots import heatmap``). The
 visual tour (``tour.md``) reuses the figures of the first two. The benchmark figures are not
@@ -37,6 +38,7 @@ from .absolute import (
     waves,
     waves_default,
 )
+from .axial import axial_pair_angles
 from .check import (
     error_positions,
     hf_rope_error,
@@ -130,4 +132,5 @@ __all__ = [
     "spec_wavelengths",
     "llama31_wavelengths",
     "zoo_wavelengths",
+    "axial_pair_angles",
 ]
