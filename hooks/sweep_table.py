@@ -94,11 +94,13 @@ def _row(row: dict) -> str:
         if model_type and model_type != row["family"]
         else ""
     )
+    encoding = row.get("encoding")
+    if encoding and encoding != "RoPE":  # M-RoPE's rows, layers without RoPE: under the name
+        under += f"<br><small>{html.escape(encoding)}</small>"
     cells = [
         f"<td><code>{html.escape(row['family'])}</code>{under}</td>",
-        _cell(row.get("encoding") or "–"),
         _cell(_join(row.get("rope_type"))),
-        _cell(row.get("layout") or "–"),
+        _cell((row.get("layout") or "–").replace("->", " → ")),
         _cell(_widths(row)),
         _cell(_join(row.get("base"), _number)),
         _cell(_context(row)),
@@ -108,7 +110,7 @@ def _row(row: dict) -> str:
 
 
 HEADER = (
-    "<thead><tr><th>family (model_type)</th><th>encoding</th><th>rope type</th>"
+    "<thead><tr><th>family (model_type)</th><th>rope type</th>"
     "<th>layout</th><th>head / rotary</th><th>base</th><th>context</th>"
     "<th>agrees</th></tr></thead>"
 )
