@@ -344,6 +344,14 @@ def _rope(original, config, model_type, family, layer_type, layout) -> Rope:
     except ValueError as error:
         if family is not None:
             raise
+        from ..models.families import FAMILIES as ROPE_FAMILIES
+        from ..models.families import TEXT_MODEL_TYPES
+
+        if TEXT_MODEL_TYPES.get(model_type, model_type) in ROPE_FAMILIES:  # RoPE, this config not
+            raise ValueError(
+                f"model_type {model_type!r} uses RoPE, and posenc_ref's RoPE reader refused this "
+                f"config: {error}"
+            ) from error
         what = f"model_type {model_type!r}" if model_type else "a config without model_type"
         raise ValueError(
             f"cannot tell which positional encoding {what} uses: posenc_ref looked for "
