@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 
 import torch
 
@@ -43,10 +44,31 @@ def check_dim(value: object, name: str = "dim") -> int:
     return int(value)
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """A value for an error message that cannot fail: cut at ``limit`` characters.
+
+    A 5,000-digit integer is described (Python refuses to print it), and a deeply nested list is
+    summarised (its ``repr`` would exhaust the recursion limit).
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if abs(int(value)) >= 10**100:
+            return f"an integer of about {int(value).bit_length() * 0.30103:.0f} digits"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        summary = reprlib.Repr()
+        summary.maxlevel = 3
+        try:
+            text = summary.repr(value)
+        except (RecursionError, ValueError):  # a huge integer inside a container
+            text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_positive_float(name: str, value: object, *, minimum: float | None = None) -> float:
     """Return ``value`` as a finite float ``> 0`` (or ``>= minimum`` when given), else raise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a finite real number, got {value!r}")
+        raise TypeError(f"{name} must be a finite real number, got {shown(value)}")
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")

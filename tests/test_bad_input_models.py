@@ -340,6 +340,19 @@ def test_deep_nesting_in_a_read_key_is_a_value_error():
     assert all(isinstance(e, ValueError) and "nested too deeply" in str(e) for e in errors)
 
 
+@pytest.mark.parametrize(
+    "change",
+    [{"model_type": nested(100_000)}, {"rope_theta": nested(100_000)},
+     {"rope_theta": [10**5000]}],
+    ids=["deep-model_type", "deep-rope_theta", "huge-int-in-a-list"],
+)  # fmt: skip
+def test_a_value_that_cannot_be_printed_still_gets_a_message_naming_its_key(change):
+    """The error message describes the value (its repr would recurse or refuse to print)."""
+    with pytest.raises(TypeError) as error:
+        rope_spec({**LLAMA, **change})
+    assert next(iter(change)) in str(error.value) and len(str(error.value)) < 200
+
+
 def test_deep_nesting_under_an_ignored_key_is_ignored():
     """Keys unrelated to RoPE are not walked at all (no copy, no recursion)."""
     spec = rope_spec({**LLAMA, "quantization_config": nested(100_000)})

@@ -7,7 +7,7 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from .._checks import check_int, check_positive_float
+from .._checks import check_int, check_positive_float, shown
 
 __all__ = ["NoRopeError"]
 
@@ -36,12 +36,7 @@ class NoRopeError(ValueError):
 
 def _show(value: object) -> str:
     """A value for an error message (a 5,000-digit integer is described, not printed)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        digits = len(str(abs(int(value)))) if abs(int(value)) < 10**100 else None
-        if digits is None:
-            return f"an integer of about {int(value).bit_length() * 0.30103:.0f} digits"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return shown(value)
 
 
 def _name(what: str, value: object) -> str:
