@@ -141,8 +141,13 @@ def values_visible(t: torch.Tensor) -> bool:
     return t.device.type != "meta" and not tracing()
 
 
-def check_positions(positions: object, *, integer_only: bool = False) -> torch.Tensor:
-    """Return ``positions`` if it is a usable position tensor ``(..., seq_len)``, else raise."""
+def check_positions(
+    positions: object, *, integer_only: bool = False, signed: bool = False
+) -> torch.Tensor:
+    """Return ``positions`` if it is a usable position tensor ``(..., seq_len)``, else raise.
+
+    ``signed``: negative positions are allowed (patch coordinates centred on 0, as DINOv3's).
+    """
     positions = check_tensor("positions", positions)
     if positions.dtype == torch.bool or positions.dtype.is_complex:
         raise TypeError(f"positions must hold integers or floats, got dtype {positions.dtype}")
@@ -159,7 +164,7 @@ def check_positions(positions: object, *, integer_only: bool = False) -> torch.T
     if values_visible(positions) and positions.numel():  # numel first would specialise shapes
         if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
             raise ValueError("positions must be finite")
-        if bool((positions < 0).any()):
+        if not signed and bool((positions < 0).any()):
             raise ValueError(f"positions must be >= 0, got a minimum of {positions.min().item()}")
     return positions
 

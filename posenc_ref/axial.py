@@ -43,10 +43,11 @@ from typing import NamedTuple
 import torch
 
 from ._checks import (
-    HALF_DTYPES,
     check_base,
     check_float_dtype,
     check_int,
+    check_inv_freq,
+    check_positions,
     check_table_dtype,
     check_tensor,
 )
@@ -258,27 +259,13 @@ def grid_positions(height: int, width: int, scheme: str) -> torch.Tensor:
 def _check_tables(
     positions: object, inv_freq: object, pair_axes: object
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    positions = check_tensor("positions", positions)
-    if positions.dtype == torch.bool or positions.dtype.is_complex:
-        raise TypeError(f"positions must hold integers or floats, got dtype {positions.dtype}")
-    if positions.dtype in HALF_DTYPES:
-        raise TypeError(
-            f"positions must not be {positions.dtype} (8 or 11 significant bits); use "
-            "torch.long, float32 or float64"
-        )
+    positions = check_positions(positions, signed=True)
     if positions.dim() < 2 or positions.shape[-1] != 2:
         raise ValueError(
             "positions must have shape (..., num_patches, 2) (column 0 the row, column 1 the "
             f"column coordinate), got {tuple(positions.shape)}; see grid_positions"
         )
-    if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
-        raise ValueError("positions must be finite")
-    inv_freq = check_tensor("inv_freq", inv_freq)
-    if inv_freq.dim() != 1 or not inv_freq.is_floating_point() or inv_freq.dtype in HALF_DTYPES:
-        raise ValueError(
-            "inv_freq must be a 1-D float32 or float64 tensor (dim // 2,), got shape "
-            f"{tuple(inv_freq.shape)} and dtype {inv_freq.dtype}; see axial_inv_freq"
-        )
+    inv_freq = check_inv_freq(inv_freq)
     pair_axes = check_tensor("pair_axes", pair_axes)
     if pair_axes.shape != inv_freq.shape or not bool(((pair_axes == 0) | (pair_axes == 1)).all()):
         raise ValueError(

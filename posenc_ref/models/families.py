@@ -29,6 +29,7 @@ from .rules import (
     _no_rope_layers,
     _no_rope_types,
     _pattern_types,
+    _rope_only_when,
     _rotate_types,
     _sliding_layers_if_any,
     _sliding_layers_only,
@@ -92,6 +93,21 @@ def _twice_hidden_per_head(config: dict[str, Any]) -> int | None:
     if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
         return 2 * hidden // heads
     return None
+
+
+def _rotate_every_two(name: str) -> Family:
+    """GPT-J and CodeGen: rotate_every_two on the first rotary_dim coordinates, base fixed."""
+    return Family(
+        layout="interleaved",
+        fixed_theta=10000.0,
+        aliases={"max_position_embeddings": "n_positions", "hidden_size": "n_embd",
+                 "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
+        defaults={"rotary_dim": 64},
+        legacy_keys={"rotary_dim": Legacy(
+            "rotary_dim", _absolute, "the rotary width (null: the whole head), rotate_every_two")},
+        source=f"modeling_{name}.py: rotate_every_two (pairs 2i, 2i+1) on the first rotary_dim "
+        "coordinates, sin/cos from create_sinusoidal_positions(base 10000)",
+    )  # fmt: skip
 
 
 _GEMMA3_THETA = {"full_attention": 1_000_000.0, "sliding_attention": 10_000.0}
@@ -530,10 +546,8 @@ _EXCEPTIONS: dict[str, Family] = {
     ),
     # --- RoPE only with position_embedding_type
     "esm": Family(
-        no_rope_when=lambda config: (
-            None if config.get("position_embedding_type") == "rotary" else
-            "learned absolute position embeddings (position_embedding_type "
-            f"{config.get('position_embedding_type', 'absolute')!r}; ESM-2 uses 'rotary')"
+        no_rope_when=_rope_only_when(
+            "position_embedding_type", "rotary", "learned absolute position embeddings", "absolute"
         ),
         only_default="modeling_esm.py computes its frequencies from rope_theta alone "
         "(compute_default_rope_parameters)",
@@ -541,11 +555,10 @@ _EXCEPTIONS: dict[str, Family] = {
         "'rotary', learned absolute positions otherwise",
     ),
     "granitemoehybrid": Family(
-        no_rope_when=lambda config: (
-            None if config.get("position_embedding_type") == "rope" else
-            "no positional encoding: position_embedding_type is "
-            f"{config.get('position_embedding_type')!r}, not 'rope', so the attention layers "
-            "take no position and the Mamba-2 layers carry order"
+        no_rope_when=_rope_only_when(
+            "position_embedding_type", "rope",
+            "no positional encoding: the attention layers take no position and the Mamba-2 "
+            "layers carry order",
         ),
         source="modeling_granitemoehybrid.py: rotate_half on the whole head of the attention "
         "layers when position_embedding_type is 'rope' (the default null builds no rotary "
@@ -561,10 +574,10 @@ _EXCEPTIONS: dict[str, Family] = {
     "zamba2": Family(
         aliases={"head_dim": "attention_head_dim"},
         defaults={"attention_head_dim": _twice_hidden_per_head},
-        no_rope_when=lambda config: (
-            None if config.get("use_mem_rope") else
-            "no positional encoding: use_mem_rope is false (the default), so its shared "
-            "attention blocks take no position and the Mamba-2 layers carry order"
+        no_rope_when=_rope_only_when(
+            "use_mem_rope", True,
+            "no positional encoding: its shared attention blocks take no position and the "
+            "Mamba-2 layers carry order", False,
         ),
         reads=frozenset({"use_mem_rope"}),
         source="modeling_zamba2.py: rotate_half on the whole head of its shared attention "
@@ -591,28 +604,8 @@ _EXCEPTIONS: dict[str, Family] = {
         source="modeling_minimax_m3_vl.py: rotate_half on int(head_dim * partial_rotary_factor) "
         "coordinates",
     ),
-    "gptj": Family(
-        layout="interleaved",
-        fixed_theta=10000.0,
-        aliases={"max_position_embeddings": "n_positions", "hidden_size": "n_embd",
-                 "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
-        defaults={"rotary_dim": 64},
-        legacy_keys={"rotary_dim": Legacy(
-            "rotary_dim", _absolute, "the rotary width (null: the whole head), rotate_every_two")},
-        source="modeling_gptj.py: rotate_every_two (pairs 2i, 2i+1) on the first rotary_dim "
-        "coordinates, sin/cos from create_sinusoidal_positions(base 10000)",
-    ),
-    "codegen": Family(
-        layout="interleaved",
-        fixed_theta=10000.0,
-        aliases={"max_position_embeddings": "n_positions", "hidden_size": "n_embd",
-                 "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
-        defaults={"rotary_dim": 64},
-        legacy_keys={"rotary_dim": Legacy(
-            "rotary_dim", _absolute, "the rotary width (null: the whole head), rotate_every_two")},
-        source="modeling_codegen.py: rotate_every_two (pairs 2i, 2i+1) on the first rotary_dim "
-        "coordinates, sin/cos from create_sinusoidal_positions(base 10000)",
-    ),
+    "gptj": _rotate_every_two("gptj"),
+    "codegen": _rotate_every_two("codegen"),
     # --- head widths from family keys
     "dbrx": Family(
         aliases={"num_attention_heads": "n_heads", "hidden_size": "d_model",

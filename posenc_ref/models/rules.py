@@ -139,6 +139,23 @@ def _llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
     )
 
 
+def _rope_only_when(
+    key: str, value: object, instead: str, default: object = None
+) -> Callable[[Mapping[str, Any]], str | None]:
+    """A family whose code builds its rotary module only when ``config[key] == value``.
+
+    The rule returns why there is no RoPE otherwise (``instead``, then the key's value, or the
+    config class's ``default`` when absent), for ``Family.no_rope_when``: ESM,
+    GraniteMoE-Hybrid, Zamba 2.
+    """
+
+    def rule(config: Mapping[str, Any]) -> str | None:
+        given = config.get(key, default)
+        return None if given == value else f"{instead} ({key} is {given!r}, not {value!r})"
+
+    return rule
+
+
 def _beam_scalable_softmax(config: Mapping[str, Any]) -> QueryScale:
     """Beam's layers without RoPE: ``q *= (1 + (t + 1) / 2048) ** 0.1``, constants in its code.
 
