@@ -344,10 +344,7 @@ def _rope(original, config, model_type, family, layer_type, layout) -> Rope:
     except ValueError as error:
         if family is not None:
             raise
-        from ..models.families import FAMILIES as ROPE_FAMILIES
-        from ..models.families import TEXT_MODEL_TYPES
-
-        if TEXT_MODEL_TYPES.get(model_type, model_type) in ROPE_FAMILIES:  # RoPE, this config not
+        if _rope_row(model_type) is not None:  # a RoPE family; this config is refused
             raise ValueError(
                 f"model_type {model_type!r} uses RoPE, and posenc_ref's RoPE reader refused this "
                 f"config: {error}"
@@ -362,6 +359,14 @@ def _rope(original, config, model_type, family, layer_type, layout) -> Rope:
     return Rope(model_type, source, specs)
 
 
+def _rope_row(model_type: str | None):
+    """The RoPE reader's row of this family (its language model's), or None."""
+    from ..models.families import FAMILIES as ROPE_FAMILIES
+    from ..models.families import TEXT_MODEL_TYPES
+
+    return ROPE_FAMILIES.get(TEXT_MODEL_TYPES.get(model_type, model_type) or "")
+
+
 def _rope_layer_types(config: Mapping[str, Any], model_type: str | None) -> tuple[str, ...]:
     """Layer types with a RoPE of their own: the keys of a nested ``rope_parameters``.
 
@@ -371,10 +376,7 @@ def _rope_layer_types(config: Mapping[str, Any], model_type: str | None) -> tupl
     """
     rope = config.get("rope_parameters")
     if rope is None and config.get("rope_scaling") is None:
-        from ..models.families import FAMILIES as ROPE_FAMILIES
-        from ..models.families import TEXT_MODEL_TYPES
-
-        row = ROPE_FAMILIES.get(TEXT_MODEL_TYPES.get(model_type, model_type) or "")
+        row = _rope_row(model_type)
         rope = row.rope if row is not None else None
     if (
         isinstance(rope, Mapping)

@@ -17,8 +17,9 @@ The reader is one function and two tables:
 
 - :data:`ROPE_TYPES` (``rope_types.py``): one entry per HF ``rope_type``, saying which keys it
   reads and which :mod:`posenc_ref.rope_scaling` transform it is;
-- :data:`FAMILIES` (``families.py``): one row per family of transformers, keyed by the language
-  model's ``model_type``, with what its code decides and its config does not say (pair layout,
+- :data:`FAMILIES` (``families.py``, the rows with an exception in ``exceptions.py``): one row
+  per family of transformers, keyed by the language model's ``model_type``, with what its code
+  decides and its config does not say (pair layout,
   where the rotary width comes from, the config class's defaults, layers without RoPE, a query
   scaling). Families whose model uses no RoPE are listed in :data:`NO_ROPE` and raise
   :class:`NoRopeError`; families whose RoPE needs a feature posenc_ref does not implement are

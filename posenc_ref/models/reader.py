@@ -110,7 +110,8 @@ def _unknown_family(model_type: str | None) -> ValueError:
     return ValueError(
         f"{where}: which coordinates pair, how many rotate and which layers rotate are decided "
         "by a family's code, not by its config, so posenc_ref needs the family's entry in "
-        "posenc_ref.models.FAMILIES (posenc_ref/models/families.py). If the code rotates the "
+        "posenc_ref.models.FAMILIES (posenc_ref/models/families.py and exceptions.py). If the "
+        "code rotates the "
         "first int(head_dim * partial_rotary_factor) coordinates of every layer's head and "
         "nothing else, pass layout='half' (HF's rotate_half) or layout='interleaved' (pairs "
         "2i, 2i+1) and check the result against the model with posenc_ref.testing"
