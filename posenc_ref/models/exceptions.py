@@ -534,3 +534,4 @@ EXCEPTIONS: dict[str, Family] = {
         "the first, odd pairs the second (recomposition_frequencies); no mrope_section",
     ),
 }  # fmt: skip
+"""``model_type`` -> the row of a family with an exception to transformers' conventions."""
