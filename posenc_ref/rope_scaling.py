@@ -139,7 +139,7 @@ class Scaling(Mapping[str, Any]):
     >>> scaling.length_dependent, scaling.varies_past
     (True, 64)
     >>> scaling.frequencies(4, 10000.0, seq_len=128).inv_freq
-    tensor([1.0000, 0.0029], dtype=torch.float64)
+    tensor([1.0000, 0.0033], dtype=torch.float64)
     """
 
     __slots__ = ("method", "params")
