@@ -37,7 +37,7 @@ from typing import Any
 
 from ..models import FAMILIES
 from ..models._config import language_config, plain
-from ..models.families import row_of
+from ..models.families import instead, row_of
 from ..models.family import Family
 from ..models.traits import SwitchedBy
 from ._kinds import Alibi, LearnedAbsolute, NoPE, RelativeKey, Rope, Sinusoidal, T5Buckets
@@ -125,7 +125,7 @@ def positional_encoding(
         return rope_encoding(original, config, model_type, row, layer_type, layout)
     if unbuilt(row, encoding):  # a RoPE family whose key picks an encoding posenc_ref lacks
         raise ValueError(
-            f"model_type {model_type!r} uses {row.instead or encoding} (by its config's "
+            f"model_type {model_type!r} uses {instead(row)} (by its config's "
             f"{row.trait(SwitchedBy).key}): posenc_ref reads this family's RoPE but does not "
             "build this encoding for it"
         )

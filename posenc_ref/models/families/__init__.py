@@ -44,6 +44,8 @@ __all__ = [
     "TEXT_MODEL_TYPES",
     "TABLE_TRANSFORMERS_VERSION",
     "keys_read_by",
+    "row_of",
+    "instead",
     "find_family",
 ]
 
