@@ -6,8 +6,8 @@ r"""Beyond RoPE: no encoding at all, and the rotary variants that papers and rel
 - **p-RoPE** (Barbero et al., 2025; Gemma 4's ``"proportional"`` RoPE): the slowest pairs get
   frequency 0 and pass through unrotated (:func:`p_rope`).
 - **xPos** (Sun et al., 2023): RoPE whose pair :math:`i` is also scaled by
-  :math:`\zeta_i^{m/B}` on the query and :math:`\zeta_i^{-n/B}` on the key, so that scores decay
-  with distance (:func:`xpos_scale`, :func:`xpos_cos_sin`).
+  :math:`\zeta_i^{m/B}` on the query at :math:`m` and :math:`\zeta_i^{-p/B}` on the key at
+  :math:`p`, so that scores decay with distance (:func:`xpos_scale`, :func:`xpos_cos_sin`).
 - **FoPE** (Hua et al., 2025; Intern-S1-Pro in vLLM and SGLang): frequencies that do not complete
   a turn within the training length are clipped to 0 (:func:`fope_inv_freq`), and each pair's cos
   and sin become a Fourier series over the kept frequencies (:func:`fope_cos_sin`).
@@ -202,8 +202,8 @@ def xpos_scale(
         \zeta_i = \frac{2i/d + \gamma}{1 + \gamma}, \qquad i = 0 .. d/2 - 1,
 
     with :math:`d` = ``dim``, :math:`\gamma` = ``gamma`` (0.4) and :math:`B` = ``scale_base``
-    (512). A query at :math:`m` and a key at :math:`n` then carry
-    :math:`\zeta_i^{(m-n)/B} \le 1` for :math:`m \ge n`: fast pairs (small :math:`\zeta_i`) decay
+    (512). A query at :math:`m` and a key at :math:`p` then carry
+    :math:`\zeta_i^{(m-p)/B} \le 1` for :math:`m \ge p`: fast pairs (small :math:`\zeta_i`) decay
     quickly with distance, slow pairs hardly at all.
 
     Only differences of positions matter, so any common shift of query and key positions gives
@@ -265,7 +265,7 @@ def xpos_cos_sin(
     (``+`` for queries, ``-`` for keys). Rotate queries with ``key=False`` and keys with
     ``key=True`` through :func:`posenc_ref.rope.apply_rope`. The rotation angle uses the
     positions as given, so shift positions for range (see :func:`xpos_scale`) only if the
-    rotation is shifted alike: the score depends on :math:`m - n` either way.
+    rotation is shifted alike: the score depends on :math:`m - p` either way.
 
     Parameters
     ----------
@@ -356,7 +356,7 @@ def fope_cos_sin(
     width get cos 1 and sin 0 (frequency 0: not rotated). With :math:`A = B = I` this is RoPE
     with the clipped frequencies. Rotate with :func:`posenc_ref.rope.apply_rope` (vLLM:
     ``layout="half"``); the tables are not unit-modulus, so the result is a rotation and a
-    scaling, and the score is no longer a function of :math:`m - n` alone.
+    scaling, and the score is no longer a function of :math:`p - m` alone.
 
     Parameters
     ----------
