@@ -28,10 +28,12 @@ ORDER = [
     "absolute",
     "properties",
     "relative",
+    "relative_terms",
     "rope",
     "rope_scaling",
     "mrope",
     "axial",
+    "beyond_rope",
     "models",
     "precision",
 ]
