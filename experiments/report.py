@@ -21,6 +21,7 @@ __all__ = [
     "setting",
     "timing",
     "headline",
+    "figure_markdown",
     "site_figures",
 ]
 
@@ -142,6 +143,41 @@ def headline(data: dict) -> dict[str, str]:
             for s in ("pi", "ntk", "yarn"):
                 facts[f"{task}_{e}_{s}_far"] = f"{stats[(task, e, longest, s)]['mean']:.2f}"
     return facts
+
+
+def figure_markdown(data: dict, name: str) -> str:
+    """The page's image (alt text with the data's numbers) and caption for one of the figures."""
+    f = headline(data)
+    if name == "comparison_accuracy.svg":
+        alt = (
+            "Three panels, copy, recall and passkey, of accuracy against the evaluation length "
+            "on a log axis, one line per encoding with the seeds' range as error bars. At L0 "
+            f"the encodings score {f['copy_l0_min']} to {f['copy_l0_max']} on copy, "
+            f"{f['recall_l0_min']} to {f['recall_l0_max']} on recall and {f['passkey_l0_min']} "
+            f"to {f['passkey_l0_max']} on passkey; at 8 L0 the best are {f['copy_best']} on copy "
+            f"({f['copy_best_far']}), {f['recall_best']} on recall ({f['recall_best_far']}) and "
+            f"{f['passkey_best']} on passkey ({f['passkey_best_far']})."
+        )
+        caption = (
+            "Accuracy of each encoding, unscaled, against the evaluation length (mean over the "
+            "seeds; bars: lowest and highest seed). Drawn by `experiments.report.accuracy_figure` "
+            "from `experiments/comparison.json`."
+        )
+    elif name == "comparison_scaling.svg":
+        alt = (
+            "A grid of nine panels, RoPE, p-RoPE and xPos by copy, recall and passkey, each with "
+            "four lines of accuracy against the evaluation length: unscaled, PI, NTK-aware and "
+            f"YaRN. On passkey at 8 L0, RoPE scores {f['passkey_rope_far']} unscaled, "
+            f"{f['passkey_rope_pi_far']} with PI, {f['passkey_rope_ntk_far']} with NTK-aware "
+            f"and {f['passkey_rope_yarn_far']} with YaRN."
+        )
+        caption = (
+            "The rotary encodings past L0, unscaled and with each method (mean over the seeds). "
+            "Drawn by `experiments.report.scaling_figure` from `experiments/comparison.json`."
+        )
+    else:
+        raise ValueError(f"no figure {name!r} on the comparison page")
+    return f"![{alt}](figures/{name})\n\n/// caption\n{caption}\n///\n"
 
 
 # --------------------------------------------------------------------------- figures

@@ -162,4 +162,8 @@ def test_report_tables_and_headline():
         assert len(scaled.splitlines()) == 2 + len(ROTARY) * len(SCALINGS)
     facts = report.headline(data)
     assert facts["copy_best"] in ENCODINGS
-    assert set(report.site_figures(data)) == {"comparison_accuracy.svg", "comparison_scaling.svg"}
+    figures = report.site_figures(data)
+    assert set(figures) == {"comparison_accuracy.svg", "comparison_scaling.svg"}
+    for name in figures:
+        shown = report.figure_markdown(data, name)
+        assert shown.startswith("![") and f"](figures/{name})" in shown and "{" not in shown
