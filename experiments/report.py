@@ -22,6 +22,7 @@ __all__ = [
     "timing",
     "headline",
     "figure_markdown",
+    "recall_value_baseline",
     "site_figures",
 ]
 
@@ -178,6 +179,23 @@ def figure_markdown(data: dict, name: str) -> str:
     else:
         raise ValueError(f"no figure {name!r} on the comparison page")
     return f"![{alt}](figures/{name})\n\n/// caption\n{caption}\n///\n"
+
+
+def recall_value_baseline(length: int, samples: int = 2000) -> float:
+    """Accuracy on recall of answering with a random one of the values present in the pairs.
+
+    The expectation of one over the number of distinct values, over ``samples`` sequences of the
+    task at ``length`` (a fixed generator: the number is the same at every build).
+    """
+    import torch
+
+    from .tasks import make_batch
+
+    batch = make_batch("recall", samples, length, torch.Generator().manual_seed(0))
+    n = length // 4
+    values = batch.inputs[:, 2 : 2 * n + 1 : 2]  # (samples, n): v_1 .. v_n
+    distinct = torch.tensor([len(set(row.tolist())) for row in values], dtype=torch.float64)
+    return float((1 / distinct).mean())
 
 
 # --------------------------------------------------------------------------- figures

@@ -167,3 +167,9 @@ def test_report_tables_and_headline():
     for name in figures:
         shown = report.figure_markdown(data, name)
         assert shown.startswith("![") and f"](figures/{name})" in shown and "{" not in shown
+
+
+def test_recall_value_baseline():
+    """One pair: the only value is the answer. Many pairs: about one over the 16 values."""
+    assert report.recall_value_baseline(4, samples=50) == 1.0
+    assert 1 / 16 < report.recall_value_baseline(256, samples=200) < 1 / 14
