@@ -22,6 +22,8 @@ __all__ = [
     "timing",
     "headline",
     "figure_markdown",
+    "ranking",
+    "task_summary",
     "recall_value_baseline",
     "site_figures",
 ]
@@ -179,6 +181,27 @@ def figure_markdown(data: dict, name: str) -> str:
     else:
         raise ValueError(f"no figure {name!r} on the comparison page")
     return f"![{alt}](figures/{name})\n\n/// caption\n{caption}\n///\n"
+
+
+def ranking(data: dict, task: str, multiple: int) -> list[tuple[str, float]]:
+    """Encodings by mean unscaled accuracy at ``multiple`` times L0, best first."""
+    block = _full(data)
+    stats, length = summary(block), multiple * block["config"]["train_len"]
+    scores = [(e, stats[(task, e, length, "none")]["mean"]) for e in ENCODINGS]
+    return sorted(scores, key=lambda item: -item[1])
+
+
+def task_summary(data: dict, task: str) -> str:
+    """One computed sentence per evaluation length: who leads, who trails, by how much."""
+    multiples = _full(data)["config"]["eval_multiples"]
+    parts = []
+    for multiple in multiples:
+        ranked = ranking(data, task, multiple)
+        where = "L0" if multiple == 1 else f"{multiple} L0"
+        top = ", ".join(f"{e} {a:.2f}" for e, a in ranked[:3])
+        low = ", ".join(f"{e} {a:.2f}" for e, a in ranked[-2:])
+        parts.append(f"at {where} the best are {top}; the lowest {low}")
+    return f"**{task}**: " + "; ".join(parts) + "."
 
 
 def recall_value_baseline(length: int, samples: int = 2000) -> float:
