@@ -1,8 +1,8 @@
-"""Tables, headline numbers and figures of the comparison page, from ``comparison.json``.
+"""Tables, computed summaries and figures of the comparison page, from ``comparison.json``.
 
 The page (``docs/comparison.md``) imports this module in ``markdown-exec`` blocks; the figure hook
-(``hooks/figures.py``) renders :func:`site_figures`. Nothing here trains or measures: every number
-is read from the committed data.
+(``hooks/figures.py``) renders :func:`site_figures`. Nothing here trains a model: every score is
+read from the committed data (the recall baseline is computed from the task's generator).
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ __all__ = [
     "scaling_table",
     "setting",
     "timing",
-    "headline",
-    "figure_markdown",
     "ranking",
     "task_summary",
     "recall_value_baseline",
@@ -122,65 +120,6 @@ def timing(data: dict, name: str = "full") -> dict[str, float | int | list]:
         "loadavg_after": block["loadavg_after"],
         "cpu_count": block["machine"]["cpu_count"],
     }
-
-
-def headline(data: dict) -> dict[str, str]:
-    """Numbers the page's prose quotes, formatted: per task, the best and worst at 8 L0."""
-    block = _full(data)
-    stats = summary(block)
-    l0, longest = block["config"]["train_len"], max(_lengths(block))
-    facts: dict[str, str] = {}
-    for task in block["config"]["tasks"]:
-        at_l0 = {e: stats[(task, e, l0, "none")]["mean"] for e in ENCODINGS}
-        far = {e: stats[(task, e, longest, "none")]["mean"] for e in ENCODINGS}
-        best = max(far, key=far.get)
-        facts[f"{task}_best"] = best
-        facts[f"{task}_best_far"] = f"{far[best]:.2f}"
-        facts[f"{task}_l0_min"] = f"{min(at_l0.values()):.2f}"
-        facts[f"{task}_l0_max"] = f"{max(at_l0.values()):.2f}"
-        facts[f"{task}_l0_worst"] = min(at_l0, key=at_l0.get)
-        for e in ENCODINGS:
-            facts[f"{task}_{e}_far"] = f"{far[e]:.2f}"
-            facts[f"{task}_{e}_l0"] = f"{at_l0[e]:.2f}"
-        for e in ROTARY:
-            for s in ("pi", "ntk", "yarn"):
-                facts[f"{task}_{e}_{s}_far"] = f"{stats[(task, e, longest, s)]['mean']:.2f}"
-    return facts
-
-
-def figure_markdown(data: dict, name: str) -> str:
-    """The page's image (alt text with the data's numbers) and caption for one of the figures."""
-    f = headline(data)
-    if name == "comparison_accuracy.svg":
-        alt = (
-            "Three panels, copy, recall and passkey, of accuracy against the evaluation length "
-            "on a log axis, one line per encoding with the seeds' range as error bars. At L0 "
-            f"the encodings score {f['copy_l0_min']} to {f['copy_l0_max']} on copy, "
-            f"{f['recall_l0_min']} to {f['recall_l0_max']} on recall and {f['passkey_l0_min']} "
-            f"to {f['passkey_l0_max']} on passkey; at 8 L0 the best are {f['copy_best']} on copy "
-            f"({f['copy_best_far']}), {f['recall_best']} on recall ({f['recall_best_far']}) and "
-            f"{f['passkey_best']} on passkey ({f['passkey_best_far']})."
-        )
-        caption = (
-            "Accuracy of each encoding, unscaled, against the evaluation length (mean over the "
-            "seeds; bars: lowest and highest seed). Drawn by `experiments.report.accuracy_figure` "
-            "from `experiments/comparison.json`."
-        )
-    elif name == "comparison_scaling.svg":
-        alt = (
-            "A grid of nine panels, RoPE, p-RoPE and xPos by copy, recall and passkey, each with "
-            "four lines of accuracy against the evaluation length: unscaled, PI, NTK-aware and "
-            f"YaRN. On passkey at 8 L0, RoPE scores {f['passkey_rope_far']} unscaled, "
-            f"{f['passkey_rope_pi_far']} with PI, {f['passkey_rope_ntk_far']} with NTK-aware "
-            f"and {f['passkey_rope_yarn_far']} with YaRN."
-        )
-        caption = (
-            "The rotary encodings past L0, unscaled and with each method (mean over the seeds). "
-            "Drawn by `experiments.report.scaling_figure` from `experiments/comparison.json`."
-        )
-    else:
-        raise ValueError(f"no figure {name!r} on the comparison page")
-    return f"![{alt}](figures/{name})\n\n/// caption\n{caption}\n///\n"
 
 
 def ranking(data: dict, task: str, multiple: int) -> list[tuple[str, float]]:

@@ -158,21 +158,18 @@ def test_model_runs_every_encoding_past_l0(encoding):
                 model(tokens, scaling=scaling)
 
 
-def test_report_tables_and_headline():
-    """The page's tables have one row per encoding (and method) and the headline is computed."""
+def test_report_tables_and_rankings():
+    """The page's tables have one row per encoding (and method); rankings cover every encoding."""
     data = load()
     for task in CONFIGS["full"].tasks:
         table = report.accuracy_table(data, task)
         assert len(table.splitlines()) == 2 + len(ENCODINGS)
         scaled = report.scaling_table(data, task)
         assert len(scaled.splitlines()) == 2 + len(ROTARY) * len(SCALINGS)
-    facts = report.headline(data)
-    assert facts["copy_best"] in ENCODINGS
-    figures = report.site_figures(data)
-    assert set(figures) == {"comparison_accuracy.svg", "comparison_scaling.svg"}
-    for name in figures:
-        shown = report.figure_markdown(data, name)
-        assert shown.startswith("![") and f"](figures/{name})" in shown and "{" not in shown
+        ranked = report.ranking(data, task, 8)
+        assert sorted(e for e, _ in ranked) == sorted(ENCODINGS)
+        assert [a for _, a in ranked] == sorted((a for _, a in ranked), reverse=True)
+    assert set(report.site_figures(data)) == {"comparison_accuracy.svg", "comparison_scaling.svg"}
 
 
 def test_recall_value_baseline():
