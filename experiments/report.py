@@ -197,7 +197,8 @@ def accuracy_figure(data: dict):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("accuracy on the scored tokens")
     axes[0].set_ylim(-0.02, 1.02)
-    axes[-1].legend(fontsize=7, loc="upper right", ncols=2)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(ENCODINGS), fontsize=8)
     return fig
 
 
