@@ -171,7 +171,7 @@ def p_rope(inv_freq: torch.Tensor, fraction: float) -> torch.Tensor:
     >>> p_rope(inv_freq(8, 100.0), 0.5)
     tensor([1.0000, 0.3162, 0.0000, 0.0000], dtype=torch.float64)
     """
-    inv_freq = check_inv_freq(inv_freq)
+    inv_freq = check_inv_freq("inv_freq", inv_freq)
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
         raise TypeError(f"fraction must be a real number in [0, 1], got {shown(fraction)}")
     if not 0.0 <= float(fraction) <= 1.0:
@@ -230,8 +230,8 @@ def xpos_scale(
     torch.Tensor
         ``(..., seq_len, dim // 2)`` float64.
     """
-    positions = check_positions(positions, signed=True)
-    dim = check_dim(dim)
+    positions = check_positions("positions", positions, signed=True)
+    dim = check_dim("dim", dim)
     scale_base = check_positive_float("scale_base", scale_base)
     gamma = check_positive_float("gamma", gamma)
     key = check_bool("key", key)
@@ -286,8 +286,8 @@ def xpos_cos_sin(
     tuple of torch.Tensor
         ``(cos, sin)``, each ``(..., seq_len, dim // 2)``.
     """
-    positions = check_positions(positions, signed=True)
-    inv_freq = check_inv_freq(inv_freq)
+    positions = check_positions("positions", positions, signed=True)
+    inv_freq = check_inv_freq("inv_freq", inv_freq)
     attention_factor = check_positive_float("attention_factor", attention_factor)
     dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     scale = xpos_scale(positions, 2 * inv_freq.numel(), scale_base=scale_base, gamma=gamma, key=key)
@@ -379,13 +379,13 @@ def fope_cos_sin(
         ``(heads, kept, out)`` that is ``(heads, seq_len, rotary_dim // 2)``, which
         :func:`posenc_ref.rope.apply_rope` broadcasts over ``(batch, heads, seq_len, head_dim)``.
     """
-    positions = check_positions(positions)
+    positions = check_positions("positions", positions)
     if positions.dim() != 1:
         raise ValueError(f"positions must have shape (seq_len,), got {tuple(positions.shape)}")
     # No kept frequency (a training length under 2 pi) is valid: every pair is then unrotated.
     if not (isinstance(inv_freq, torch.Tensor) and inv_freq.dim() == 1 and inv_freq.numel() == 0):
-        inv_freq = check_inv_freq(inv_freq)
-    rotary_dim = check_dim(rotary_dim, "rotary_dim")
+        inv_freq = check_inv_freq("inv_freq", inv_freq)
+    rotary_dim = check_dim("rotary_dim", rotary_dim)
     dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     for name, coef in (("cos_coef", cos_coef), ("sin_coef", sin_coef)):
         coef = check_tensor(name, coef)
@@ -418,7 +418,7 @@ def fope_cos_sin(
 
 
 def _check_mixed(positions: object, freqs: object) -> tuple[torch.Tensor, torch.Tensor]:
-    positions = check_positions(positions, signed=True)
+    positions = check_positions("positions", positions, signed=True)
     freqs = check_tensor("freqs", freqs)
     if positions.dim() < 2 or positions.shape[-1] != 2:
         raise ValueError(
@@ -535,11 +535,11 @@ def rope_mixed_frequencies(
         ``(num_heads, dim // 2, 2)`` float64, ``[..., 0]`` the row and ``[..., 1]`` the column
         frequency.
     """
-    dim = check_dim(dim)
+    dim = check_dim("dim", dim)
     if dim % 4:
         raise ValueError(f"dim must be a positive multiple of 4 (two axes of pairs), got {dim}")
     num_heads = check_int("num_heads", num_heads, minimum=1)
-    base = check_base(base)
+    base = check_base("base", base)
     device = check_device(device)
     magnitude = base ** (-torch.arange(0, dim, 4, dtype=torch.float64) / dim)  # (dim / 4,)
     phi = torch.rand(num_heads, 1, generator=generator, dtype=torch.float64) * 2 * math.pi
@@ -573,7 +573,7 @@ def axial_as_mixed(inv_freq: torch.Tensor, pair_axes: torch.Tensor) -> torch.Ten
     torch.Tensor
         ``(pairs, 2)`` float64.
     """
-    inv_freq = check_inv_freq(inv_freq).to(torch.float64)
+    inv_freq = check_inv_freq("inv_freq", inv_freq).to(torch.float64)
     pair_axes = check_tensor("pair_axes", pair_axes)
     if pair_axes.shape != inv_freq.shape or not bool(((pair_axes == 0) | (pair_axes == 1)).all()):
         raise ValueError(
