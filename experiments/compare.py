@@ -58,7 +58,7 @@ class Config:
     eval_multiples: tuple[int, ...] = (1, 2, 4, 8)
     base: float = 10000.0
     p_fraction: float = 0.25  # Gemma 4's global layers
-    xpos_scale_base_ratio: float = 0.5  # B = L0 / 2 (torchscale's 512 would hardly decay at L0 = 32)
+    xpos_scale_base_ratio: float = 0.5  # B = L0 / 2 (torchscale's 512 hardly decays at L0 = 32)
     t5_buckets: int = 32  # causal buckets with max_distance = L0: every bucket is trained
     dtype: str = "float32"
 
