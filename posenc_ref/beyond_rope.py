@@ -332,6 +332,11 @@ def fope_inv_freq(dim: int, base: float = 10000.0, *, original_max_len: int) -> 
     return omega[omega > 2 * math.pi / original_max_len]
 
 
+# The sin of a clipped pair: FoPE's reference code, vLLM and SGLang pad with 1 (the FoPE authors,
+# TsinghuaC3I/Fourier-Position-Embedding#6: zero frequency with phase 45 degrees, on purpose).
+_FOPE_CLIPPED_SIN = {"reference": 1.0, "identity": 0.0}
+
+
 def fope_cos_sin(
     positions: torch.Tensor,
     inv_freq: torch.Tensor,
@@ -339,6 +344,7 @@ def fope_cos_sin(
     sin_coef: torch.Tensor,
     *,
     rotary_dim: int,
+    clipped: str = "reference",
     dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""FoPE's cos and sin tables: per pair, a Fourier series over the kept frequencies.
@@ -353,8 +359,16 @@ def fope_cos_sin(
     for the kept frequencies :math:`\omega_k` (:func:`fope_inv_freq`) and coefficient matrices
     :math:`A` = ``cos_coef``, :math:`B` = ``sin_coef`` (one pair per head in vLLM's
     ``fope_sep_head``, weights of the checkpoint). Pairs :math:`j` past the coefficients' output
-    width get cos 1 and sin 0 (frequency 0: not rotated). With :math:`A = B = I` this is RoPE
-    with the clipped frequencies. Rotate with :func:`posenc_ref.rope.apply_rope` (vLLM:
+    width (the clipped ones) get frequency 0, with one of two phases (``clipped``):
+
+    - ``"reference"``: cos 1 and sin 1, as in FoPE's reference code, vLLM's and SGLang's
+      ``FourierRotaryEmbedding`` (the released engines that run FoPE checkpoints). The FoPE
+      authors chose it on purpose (zero frequency, phase 45 degrees): a clipped pair
+      :math:`(u, v)` becomes :math:`(u - v, v + u)`, the same at every position.
+    - ``"identity"``: cos 1 and sin 0, the pair passes through unchanged. With :math:`A = B = I`
+      this is RoPE with the clipped frequencies.
+
+    Rotate with :func:`posenc_ref.rope.apply_rope` (vLLM:
     ``layout="half"``); the tables are not unit-modulus, so the result is a rotation and a
     scaling, and the score is no longer a function of :math:`p - m` alone.
 
@@ -369,6 +383,9 @@ def fope_cos_sin(
         leading dimensions (heads) are carried to the result.
     rotary_dim
         Rotated width :math:`d`; the tables have :math:`d/2` pairs.
+    clipped
+        ``"reference"`` (sin 1 on the clipped pairs, what released engines compute) or
+        ``"identity"`` (sin 0).
     dtype
         ``torch.float32`` or ``torch.float64``.
 
@@ -386,6 +403,8 @@ def fope_cos_sin(
     if not (isinstance(inv_freq, torch.Tensor) and inv_freq.dim() == 1 and inv_freq.numel() == 0):
         inv_freq = check_inv_freq("inv_freq", inv_freq)
     rotary_dim = check_dim("rotary_dim", rotary_dim)
+    if not isinstance(clipped, str) or clipped not in _FOPE_CLIPPED_SIN:
+        raise ValueError(f"clipped must be one of {tuple(_FOPE_CLIPPED_SIN)}, got {shown(clipped)}")
     dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
     for name, coef in (("cos_coef", cos_coef), ("sin_coef", sin_coef)):
         coef = check_tensor(name, coef)
@@ -409,8 +428,9 @@ def fope_cos_sin(
     cos = torch.cos(angles) @ cos_coef.to(where, torch.float64)  # (..., L, out)
     sin = torch.sin(angles) @ sin_coef.to(where, torch.float64)
     missing = rotary_dim // 2 - cos.shape[-1]
-    cos = torch.nn.functional.pad(cos, (0, missing), value=1.0)  # frequency 0: cos 1, sin 0
-    sin = torch.nn.functional.pad(sin, (0, missing), value=0.0)
+    # Frequency 0: cos 1, and sin 1 (phase 45 degrees, the released code) or 0 (phase 0).
+    cos = torch.nn.functional.pad(cos, (0, missing), value=1.0)
+    sin = torch.nn.functional.pad(sin, (0, missing), value=_FOPE_CLIPPED_SIN[clipped])
     return cos.to(positions.device, dtype), sin.to(positions.device, dtype)
 
 

@@ -252,7 +252,7 @@ def test_fope_with_identity_coefficients_is_clipped_rope(dim, length, positions)
     kept = fope_inv_freq(dim, 10000.0, original_max_len=length)
     eye = torch.eye(kept.numel(), dtype=torch.float64)
     pos = torch.tensor(positions or [0])
-    got = fope_cos_sin(pos, kept, eye, eye, rotary_dim=dim, dtype=torch.float64)
+    got = fope_cos_sin(pos, kept, eye, eye, rotary_dim=dim, clipped="identity", dtype=torch.float64)
     clipped = torch.cat([kept, torch.zeros(dim // 2 - kept.numel(), dtype=torch.float64)])
     want = rope_cos_sin(pos, clipped, dtype=torch.float64)
     torch.testing.assert_close(got, want, rtol=1e-14, atol=1e-14)
@@ -262,8 +262,9 @@ def test_fope_with_identity_coefficients_is_clipped_rope(dim, length, positions)
 def test_fope_matches_vllm_formula(seed, heads, dim):
     """The tables equal vLLM's FourierRotaryEmbedding, restated.
 
-    Cos and sin of the kept angles times the per-head coefficients, padded with cos 1 and sin 0,
-    rotated NeoX style (the half layout).
+    Cos and sin of the kept angles times the per-head coefficients, padded with cos 1 and sin 1
+    (``value=1`` for both in vLLM's ``_compute_cos_sin_cache``, read at commit c215d1e, as in
+    FoPE's reference code and SGLang), rotated NeoX style (the half layout).
     """
     length = 64
     kept = fope_inv_freq(dim, 10000.0, original_max_len=length)
@@ -273,7 +274,7 @@ def test_fope_matches_vllm_formula(seed, heads, dim):
     sin = torch.einsum("tD,hDd->thd", freqs.sin(), coef_sin)
     cos = torch.einsum("tD,hDd->thd", freqs.cos(), coef_cos)
     pad = dim // 2 - kept.numel()
-    sin = torch.nn.functional.pad(sin, (0, pad), value=0.0)
+    sin = torch.nn.functional.pad(sin, (0, pad), value=1.0)
     cos = torch.nn.functional.pad(cos, (0, pad), value=1.0)
     x = _randn(seed + 1, length, heads, dim)  # (t, heads, head_size) as in vLLM
     rotated = torch.cat([-x[..., dim // 2 :], x[..., : dim // 2]], dim=-1)
@@ -312,15 +313,34 @@ def test_fope_refuses_bad_input():
         fope_cos_sin(torch.arange(4), kept, wide, wide, rotary_dim=8)
     with pytest.raises(ValueError, match="same shape"):
         fope_cos_sin(torch.arange(4), kept, eye, eye[:, :1], rotary_dim=8)
+    for bad in ["zero", 0, None]:
+        with pytest.raises(ValueError, match="clipped must be one of"):
+            fope_cos_sin(torch.arange(4), kept, eye, eye, rotary_dim=8, clipped=bad)
 
 
 def test_fope_without_kept_frequencies_is_unrotated():
-    """A training length under 2 pi keeps nothing: every pair has cos 1 and sin 0."""
+    """Under 2 pi nothing is kept: every pair is at frequency 0 (cos 1, sin 1 or 0)."""
     kept = fope_inv_freq(8, original_max_len=6)
     assert kept.numel() == 0
     empty = torch.zeros(0, 0)
-    cos, sin = fope_cos_sin(torch.arange(3), kept, empty, empty, rotary_dim=8)
+    cos, sin = fope_cos_sin(torch.arange(3), kept, empty, empty, rotary_dim=8, clipped="identity")
     assert torch.equal(cos, torch.ones(3, 4)) and torch.equal(sin, torch.zeros(3, 4))
+    cos, sin = fope_cos_sin(torch.arange(3), kept, empty, empty, rotary_dim=8)
+    assert torch.equal(cos, torch.ones(3, 4)) and torch.equal(sin, torch.ones(3, 4))
+
+
+def test_fope_reference_clipped_pair_is_a_scaled_45_degree_turn():
+    """With the released padding a clipped pair (u, v) becomes (u - v, v + u) at every position."""
+    dim, length = 16, 64
+    kept = fope_inv_freq(dim, 10000.0, original_max_len=length)
+    eye = torch.eye(kept.numel(), dtype=torch.float64)
+    c, s = fope_cos_sin(torch.arange(5), kept, eye, eye, rotary_dim=dim, dtype=torch.float64)
+    x = _randn(3, 5, dim)
+    out = apply_rope(x, c, s, layout="half")
+    half, k = dim // 2, kept.numel()
+    u, v = x[:, k:half], x[:, half + k :]
+    torch.testing.assert_close(out[:, k:half], u - v, rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(out[:, half + k :], v + u, rtol=1e-14, atol=1e-14)
 
 
 # --------------------------------------------------------------------------- RoPE-Mixed
