@@ -212,6 +212,13 @@ def test_xpos_scale_product_decays_with_distance(dim, m, n):
         assert bool((decay[1:] >= decay[:-1]).all())  # slow pairs decay less
 
 
+def test_xpos_fastest_pair_numbers():
+    """The page's numbers: zeta_0 = 0.286 per B = 512 positions, below a tenth past about 940."""
+    scale = xpos_scale(torch.tensor([512, 930, 950]), 64)[:, 0]
+    assert round(float(scale[0]), 3) == 0.286
+    assert float(scale[1]) > 0.1 > float(scale[2])
+
+
 @given(dim=head_dims, length=st.integers(1, 64))
 def test_xpos_scale_matches_torchscale_centring(dim, length):
     """Torchscale's XPOS: scale (2i + 0.4d) / 1.4d to the power (t - ceil(L/2)) / 512."""

@@ -389,6 +389,18 @@ def test_fire_mlp_input_stays_in_unit_interval(length, c, threshold):
     assert float(x.min()) >= 0.0 and float(x.max()) < 1.0
 
 
+def test_fire_input_of_the_farthest_key():
+    """The farthest key's input is 1 for queries at or past L and psi(m) / psi(L) before it.
+
+    The numbers of the page's figure (L = 64, c = 0.1): the query at 32 ends at about 0.72.
+    """
+    psi = lambda x: math.log(0.1 * x + 1)  # noqa: E731
+    for m, want in [(32, psi(32) / psi(64)), (64, 1.0), (128, 1.0), (512, 1.0)]:
+        x = fire_bias(_identity_fire(0.1, 64.0), 1, m + 1, dtype=torch.float64)[0, 0]  # query m
+        assert math.isclose(float(x[0]), want, rel_tol=1e-5)  # the key at 0
+    assert round(psi(32) / psi(64), 2) == 0.72
+
+
 @given(seed=st.integers(0, 99), shift=st.integers(1, 20))
 def test_fire_is_relative_below_the_threshold(seed, shift):
     """Before the threshold L the bias depends on m - p only; past it, on m too.
