@@ -24,6 +24,7 @@ from experiments.tasks import (
     VOCAB,
     make_batch,
 )
+from posenc_ref import wavelengths
 
 # Tolerance of the re-run. On one machine and one torch build the run is bit for bit the same
 # (one thread, deterministic algorithms, seeded generators; also with --workers 2, measured), and
@@ -176,3 +177,16 @@ def test_recall_value_baseline():
     """One pair: the only value is the answer. Many pairs: about one over the 16 values."""
     assert report.recall_value_baseline(4, samples=50) == 1.0
     assert 1 / 16 < report.recall_value_baseline(256, samples=200) < 1 / 14
+
+
+def test_limits_page_numbers():
+    """The limits section's wavelength counts, as the page states them.
+
+    2 of 8 pairs turn within L0 = 32 (head width 16); with head width 128 and 4096 tokens, 46 of
+    64 do, 30 of them ten times or more.
+    """
+    small = wavelengths(16, 10000.0)
+    assert int((small < 32).sum()) == 2
+    assert [round(float(x)) for x in small[:2]] == [6, 20]
+    large = wavelengths(128, 10000.0)
+    assert int((large < 4096).sum()) == 46 and int((4096 / large >= 10).sum()) == 30
