@@ -59,7 +59,7 @@ class Config:
     base: float = 10000.0
     p_fraction: float = 0.25  # Gemma 4's global layers
     xpos_scale_base_ratio: float = 0.5  # B = L0 / 2 (torchscale's 512 hardly decays at L0 = 32)
-    t5_buckets: int = 32  # causal buckets with max_distance = L0: every bucket is trained
+    t5_buckets: int = 32  # causal buckets, max_distance = L0: training reaches the last one
     dtype: str = "float32"
 
     def train_lengths(self) -> list[int]:

@@ -131,8 +131,8 @@ class TinyTransformer(nn.Module):
         """The bias or rotation tables every block uses for a sequence of ``length``."""
         if self.encoding == "t5":
             rel = relative_positions(length, length)  # key - query
-            # Causal buckets (past only); max_distance = L0: every bucket is reached in training
-            # (T5 itself trains on 512 tokens with max_distance 128).
+            # Causal buckets (past only); max_distance = L0: the trained distances reach the last
+            # bucket (T5 itself trains on 512 tokens with max_distance 128).
             buckets = t5_relative_bucket(
                 rel, bidirectional=False, num_buckets=self.t5_buckets, max_distance=self.train_len
             )

@@ -24,7 +24,7 @@ from experiments.tasks import (
     VOCAB,
     make_batch,
 )
-from posenc_ref import wavelengths
+from posenc_ref import relative_positions, t5_relative_bucket, wavelengths
 
 # Tolerance of the re-run. On one machine and one torch build the run is bit for bit the same
 # (one thread, deterministic algorithms, seeded generators; also with --workers 2, measured), and
@@ -190,3 +190,17 @@ def test_limits_page_numbers():
     assert [round(float(x)) for x in small[:2]] == [6, 20]
     large = wavelengths(128, 10000.0)
     assert int((large < 4096).sum()) == 46 and int((4096 / large >= 10).sum()) == 30
+
+
+def test_t5_buckets_of_the_comparison():
+    """The page's T5 setting: 32 causal buckets, max_distance L0 = 32, trained distances 0 .. 31.
+
+    The last bucket is first reached at distance 31 (L0 - 1) and holds every longer one; bucket
+    20 falls between distances 19 and 20 and is never used.
+    """
+    l0 = CONFIGS["full"].train_len
+    rel = relative_positions(1, 8 * l0)[0].flip(0)  # key - query: 0, -1, .., -(8 L0 - 1)
+    buckets = t5_relative_bucket(rel, bidirectional=False, num_buckets=32, max_distance=l0)
+    trained = set(buckets[:l0].tolist())
+    assert trained == set(range(32)) - {20}
+    assert int((buckets == 31).nonzero()[0]) == l0 - 1 and bool((buckets[l0 - 1 :] == 31).all())
