@@ -26,6 +26,7 @@ from ._checks import (
     check_int,
     check_positive_float,
     check_tensor,
+    values_visible,
 )
 from .device import check_device
 
@@ -287,6 +288,8 @@ def _check_head_params(name: str, value: object, *, maximum: float | None = None
             f"{name} must be a non-empty 1-D floating tensor (one value per head), got shape "
             f"{tuple(value.shape)} and dtype {value.dtype}"
         )
+    if not values_visible(value):  # meta tensors and compiled graphs: shapes only
+        return value
     bad = ~torch.isfinite(value) | (value <= 0)
     if maximum is not None:
         bad |= value > maximum
