@@ -23,7 +23,7 @@ test: $(STAMP) $(MATHJAX) lint
 # when it is installed), so a broken workflow fails here before it fails on GitHub.
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check posenc_ref tests hooks benchmarks scripts
+	$(BIN)/ruff format --check posenc_ref tests hooks benchmarks scripts experiments
 	$(BIN)/actionlint
 
 bench: $(STAMP)
