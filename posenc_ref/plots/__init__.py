@@ -1,8 +1,10 @@
 """Figure functions for the site and the notebooks, one module per page family.
 
 Every figure on the site is drawn by a function here, at build time. A function decorated with
-:func:`site_figure` is rendered by the site's figure hook to ``figures/<name>.svg``; the same
-functions take parameters so that the notebooks can redraw them for another base or width.
+:func:`site_figure` is rendered by the site's figure hook to ``figures/<name>.svg``; the one
+decorated with :func:`figure_facts` right after it computes the numbers the figure's alt text
+states. The figure functions take parameters so that the notebooks can redraw them for another
+base or width.
 
 The modules follow the pages:
 
@@ -25,7 +27,15 @@ part of the package: they live beside the benchmarks, in ``benchmarks/figures.py
 matplotlib (nor scikit-learn) until a figure is drawn: each function imports what it needs.
 """
 
-from ._registry import SITE_FIGURES, render_svg, site_figure
+from ._registry import (
+    FIGURE_FACTS,
+    SITE_FIGURES,
+    default_of,
+    figure_facts,
+    render_svg,
+    sci,
+    site_figure,
+)
 from .absolute import (
     frequency_curve,
     heatmap,
@@ -89,6 +99,10 @@ from .rope_scaling import (
 __all__ = [
     "SITE_FIGURES",
     "site_figure",
+    "FIGURE_FACTS",
+    "figure_facts",
+    "default_of",
+    "sci",
     "render_svg",
     "heatmap",
     "heatmap_128x8",

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import figure_facts, sci, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -201,6 +201,21 @@ def _site_hf_rope_error() -> Figure:
     return hf_rope_error()
 
 
+@figure_facts("check_hf_error.svg")
+def _hf_rope_error_facts() -> dict[str, str]:
+    import numpy as np
+
+    curves = rope_error_curves(*hf_rope_error_fns())
+    hf, ours = curves["errors"].values()  # HF first, as the figure's legend lists them
+    return {
+        "last_position": f"{int(curves['positions'][-1]):,}",
+        "hf_first": sci(float(hf[0])),
+        "hf_last": sci(float(hf[-1])),
+        "ours": sci(float(ours.max())),
+        "margin": f"{float(np.median(curves['allowance'] / hf)):.0f}",
+    }
+
+
 def spec_wavelengths(spec: object) -> Figure:
     r"""Per-pair wavelength of a model's RoPE, against the plain base and its context lengths.
 
@@ -269,3 +284,16 @@ def llama31_wavelengths() -> Figure:
 @site_figure("check_inspect_llama31.svg")
 def _site_llama31_wavelengths() -> Figure:
     return llama31_wavelengths()
+
+
+@figure_facts("check_inspect_llama31.svg")
+def _llama31_wavelengths_facts() -> dict[str, str]:
+    from ..models import released_config, rope_spec
+
+    spec = rope_spec(released_config("Llama 3.1"))
+    return {
+        "base": f"{spec.base:g}",
+        "factor": f"{spec.factor:g}",
+        "original": str(spec.original_max_len),
+        "max_len": str(spec.max_len),
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import figure_facts, sci, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -105,3 +105,15 @@ def angle_precision(dim: int = 128, base: float = 10000.0, max_log2: int = 24) -
 @site_figure("angle_precision.svg")
 def _site_angle_precision() -> Figure:
     return angle_precision()
+
+
+@figure_facts("angle_precision.svg")
+def _angle_precision_facts() -> dict[str, str]:
+    starts, float32_angles, ours = angle_precision_data()
+    return {
+        "first": sci(float32_angles[0]),
+        "first_position": f"{int(starts[0]):,}",
+        "last": f"{float32_angles[-1]:.1f}",
+        "last_position": f"{int(starts[-1]):,}",
+        "ours": sci(ours.max()),
+    }
