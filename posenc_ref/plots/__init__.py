@@ -50,6 +50,7 @@ from .absolute import (
 )
 from .axial import axial_pair_angles
 from .check import (
+    check_allowance,
     error_positions,
     hf_rope_error,
     hf_rope_error_fns,
@@ -62,6 +63,8 @@ from .models import (
     zoo_wavelengths,
 )
 from .precision import (
+    float32_angle_errors,
+    hf_float32_inv_freq,
     angle_precision,
     angle_precision_data,
 )
@@ -136,8 +139,11 @@ __all__ = [
     "rope_decay_bound",
     "rope_decay",
     "context_extension",
+    "hf_float32_inv_freq",
+    "float32_angle_errors",
     "angle_precision_data",
     "angle_precision",
+    "check_allowance",
     "error_positions",
     "rope_error_curves",
     "rope_error_plot",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..rope import RotaryEmbedding
 
 __all__ = [
+    "check_allowance",
     "error_positions",
     "rope_error_curves",
     "rope_error_plot",
@@ -27,6 +28,53 @@ __all__ = [
     "spec_wavelengths",
     "llama31_wavelengths",
 ]
+
+
+def check_allowance(
+    reference: RotaryEmbedding, positions: torch.Tensor, *, float32_angles: bool = True
+) -> torch.Tensor:
+    r"""The conformance check's allowance for a pair of norm 1, per position and pair.
+
+    What :func:`posenc_ref.testing.assert_rope_equal` allows each rotated coordinate to differ
+    from the float64 expectation, for an input pair of norm 1 (radians, for small errors):
+    its error model evaluated, not restated (``posenc_ref.testing._plan``). With
+    ``float32_angles=False`` only the rounding of the result remains; the difference between
+    the two is the float32-angle term, the bound the precision page uses.
+
+    Parameters
+    ----------
+    reference
+        A :class:`~posenc_ref.RotaryEmbedding`.
+    positions
+        1-D integer positions ``(P,)``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(P, rotary_dim // 2)`` float64.
+    """
+    import torch
+
+    from ..testing._model import _reference_model
+    from ..testing._plan import _allowance
+
+    positions = torch.as_tensor(positions).to("cpu", torch.int64)
+    r = reference.rotary_dim
+    first = torch.arange(r // 2)  # the first coordinate of each pair, in the layout
+    first = 2 * first if reference.layout == "interleaved" else first
+    x = torch.zeros(positions.numel(), reference.head_dim, dtype=torch.float64)
+    x[:, first] = 1.0  # every pair (1, 0): norm 1
+    allowed = _allowance(
+        _reference_model(reference),
+        x,
+        positions,
+        int(positions.max()) + 1,
+        torch.float32,
+        float32_angles=float32_angles,
+        rtol=None,
+        atol=0.0,
+    )
+    return allowed[:, first]
 
 
 def error_positions(max_log2: int = 20, per_octave: int = 4) -> torch.Tensor:
@@ -62,23 +110,17 @@ def rope_error_curves(
         :func:`posenc_ref.testing.assert_rope_equal`, its largest value over the pairs plus the
         8 float32 roundings) and ``rounding`` (the allowance without the angle term, a float).
     """
-    import torch
-
     from ..testing import rope_error
-    from ..testing._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
 
     positions = error_positions() if positions is None else positions
     errors = {label: rope_error(fn, reference, positions).numpy() for label, fn in fns.items()}
-    omega = reference.frequencies(int(positions.max()) + 1).inv_freq
-    m = positions.to(torch.float64)[:, None]
-    u32 = UNIT_ROUNDOFF[torch.float32]
-    angle = ANGLE_MARGIN * u32 * m * omega * (torch.log(1 / omega) + ANGLE_ULPS)
-    rounding = OUTPUT_ROUNDINGS * u32
+    allowance = check_allowance(reference, positions).amax(dim=1)
+    rounding = check_allowance(reference, positions[:1], float32_angles=False).max()
     return {
         "positions": positions.numpy(),
         "errors": errors,
-        "allowance": (rounding + angle.amax(dim=1)).numpy(),
-        "rounding": rounding,
+        "allowance": allowance.numpy(),
+        "rounding": float(rounding),
     }
 
 
