@@ -20,7 +20,7 @@ def _worst(dim: int, bound: str) -> float:
 
 
 def test_short_bound_is_exceeded_at_widths_80_and_96():
-    """t w 2^-23 misses the exponent's rounding: transformers exceeds it 2.8x at 80, 2.4x at 96.
+    """The bound t w 2^-23 misses the exponent: transformers exceeds it 2.8x at 80, 2.4x at 96.
 
     The numbers the precision page states; the check's allowance covers both widths.
     """

@@ -63,10 +63,10 @@ from .models import (
     zoo_wavelengths,
 )
 from .precision import (
-    float32_angle_errors,
-    hf_float32_inv_freq,
     angle_precision,
     angle_precision_data,
+    float32_angle_errors,
+    hf_float32_inv_freq,
 )
 from .properties import (
     binary_vs_sinusoidal,
