@@ -123,8 +123,10 @@ def entropy_keeping_scale(factor: float, logit_std: float) -> float:
 
     Derived on the site: [YaRN's temperature](rope_extension.md#extension-temperature).
 
-    For :math:`n` logits drawn from :math:`N(0, \sigma^2)` and :math:`n` large, the entropy of
-    :math:`\operatorname{softmax}(\lambda x)` is about :math:`\ln n - \lambda^2\sigma^2/2`.
+    For :math:`n` logits drawn from :math:`N(0, \sigma^2)` the entropy of
+    :math:`\operatorname{softmax}(\lambda x)` is about :math:`\ln n - \lambda^2\sigma^2/2` when
+    :math:`n \gg e^{\lambda^2\sigma^2}` (the sums over the keys are then close to their
+    expectations, :math:`n\,e^{\lambda^2\sigma^2/2}` and :math:`\lambda\sigma^2` times it).
     Asking :math:`sn` keys at multiplier :math:`\lambda` for the entropy of :math:`n` keys at 1
     gives
 
