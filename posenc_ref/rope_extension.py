@@ -234,7 +234,34 @@ def ntk_equivalent_factor(dim: int, base: float, new_base: float) -> float:
     return (new_base / base) ** ((dim - 2) / dim)
 
 
-def self_extend_relative_positions(length: int, *, group_size: int, window: int) -> torch.Tensor:
+def _positions(name: str, value: object) -> torch.Tensor:
+    value = torch.as_tensor(value)
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer positions, got dtype {value.dtype}")
+    if value.numel() and bool((value < 0).any()):
+        raise ValueError(f"{name} must be >= 0, got a minimum of {int(value.min())}")
+    return value.to(torch.int64)
+
+
+def _query_key(query: object, key: object) -> tuple[torch.Tensor, torch.Tensor]:
+    query, key = _positions("query_positions", query), _positions("key_positions", key)
+    try:
+        query, key = torch.broadcast_tensors(query, key)
+    except RuntimeError as exc:
+        raise ValueError(
+            f"query_positions {tuple(query.shape)} and key_positions {tuple(key.shape)} must "
+            "broadcast together (for example m[:, None] and n[None, :])"
+        ) from exc
+    if query.numel() and bool((key > query).any()):
+        raise ValueError(
+            "key_positions must be <= query_positions (a causal query sees no later key)"
+        )
+    return query, key
+
+
+def self_extend_relative_positions(
+    query_positions: torch.Tensor, key_positions: torch.Tensor, *, group_size: int, window: int
+) -> torch.Tensor:
     r"""Self-Extend's relative positions: exact within ``window``, grouped beyond it.
 
     Derived on the site: [Self-Extend and ReRoPE](rope_extension.md#extension-inference).
@@ -249,19 +276,23 @@ def self_extend_relative_positions(length: int, *, group_size: int, window: int)
         \lfloor m/G \rfloor - \lfloor n/G \rfloor + w - \lfloor w/G \rfloor & \text{otherwise.}
         \end{cases}
 
+    Parameters
+    ----------
+    query_positions, key_positions
+        Integer positions that broadcast together, every key at or before its query (for a
+        whole sequence: ``arange(L)[:, None]`` and ``arange(L)[None, :]``, masked above the
+        diagonal by the caller).
+
     Returns
     -------
     torch.Tensor
-        ``(length, length)`` int64; entries above the diagonal (future keys) are 0.
+        int64, the broadcast shape.
     """
-    length = check_int("length", length, minimum=1)
     group_size = check_int("group_size", group_size, minimum=1)
     window = check_int("window", window, minimum=1)
-    m = torch.arange(length)[:, None]
-    n = torch.arange(length)[None, :]
+    m, n = _query_key(query_positions, key_positions)
     grouped = m // group_size - n // group_size + window - window // group_size
-    relative = torch.where(m - n < window, m - n, grouped)
-    return torch.where(n <= m, relative, torch.zeros_like(relative))
+    return torch.where(m - n < window, m - n, grouped)
 
 
 def self_extend_max_length(original_max_len: int, *, group_size: int, window: int) -> int:
@@ -285,7 +316,11 @@ def self_extend_max_length(original_max_len: int, *, group_size: int, window: in
 
 
 def rerope_relative_positions(
-    length: int, *, window: int, leak: float | None = None
+    query_positions: torch.Tensor,
+    key_positions: torch.Tensor,
+    *,
+    window: int,
+    leak: float | None = None,
 ) -> torch.Tensor:
     r"""ReRoPE's relative positions: exact within ``window``, then clipped or slowed.
 
@@ -294,22 +329,25 @@ def rerope_relative_positions(
     .. math::
 
         r(m, n) = \begin{cases} m - n & m - n < w \\
-        w & \text{otherwise (ReRoPE, } k = \infty\text{)} \\
+        w & \text{otherwise (ReRoPE)} \\
         w + (m - n - w)/k & \text{otherwise (leaky ReRoPE, } k = \text{leak).} \end{cases}
+
+    Parameters
+    ----------
+    query_positions, key_positions
+        As for :func:`self_extend_relative_positions`.
 
     Returns
     -------
     torch.Tensor
-        ``(length, length)`` float64; entries above the diagonal are 0.
+        float64, the broadcast shape.
     """
-    length = check_int("length", length, minimum=1)
     window = check_int("window", window, minimum=1)
     if leak is not None:
         leak = check_positive_float("leak", leak, minimum=1.0)
-    m = torch.arange(length, dtype=F64)[:, None]
-    n = torch.arange(length, dtype=F64)[None, :]
-    far = (
-        torch.full_like(m - n, float(window)) if leak is None else window + (m - n - window) / leak
-    )
-    relative = torch.where(m - n < window, m - n, far)
-    return torch.where(n <= m, relative, torch.zeros_like(relative))
+    m, n = _query_key(query_positions, key_positions)
+    distance = (m - n).to(F64)
+    far = torch.full_like(distance, float(window))
+    if leak is not None:
+        far = window + (distance - window) / leak
+    return torch.where(distance < window, distance, far)

@@ -166,7 +166,8 @@ def test_abf_is_ntk_aware_with_the_equivalent_factor(dim, base, ratio):
 @example(length=64, group=4, window=8)
 def test_self_extend_positions(length, group, window):
     """Exact inside the window, the grouped formula outside, never decreasing along a row."""
-    rel = self_extend_relative_positions(length, group_size=group, window=window)
+    m_, n_ = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    rel = self_extend_relative_positions(m_, n_.clamp(max=m_), group_size=group, window=window)
     for m in range(length):
         for n in range(m + 1):
             if m - n < window:
@@ -198,10 +199,19 @@ def test_self_extend_max_length(original, group, window):
 @example(length=32, window=8, leak=4.0)
 def test_rerope_positions(length, window, leak):
     """Exact inside the window; clipped at w (ReRoPE) or w + (d - w)/k (leaky) beyond."""
-    rel = rerope_relative_positions(length, window=window, leak=leak)
+    m_, n_ = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    rel = rerope_relative_positions(m_, n_.clamp(max=m_), window=window, leak=leak)
     for m in range(length):
         for n in range(m + 1):
             d = m - n
             want = d if d < window else (window if leak is None else window + (d - window) / leak)
             assert math.isclose(float(rel[m, n]), want, rel_tol=1e-12)
     assert float(rel.max()) <= max(length - 1, 0)
+
+
+def test_relative_positions_refuse_a_later_key():
+    """A causal query sees no key after it: such a pair is refused, not silently mapped."""
+    with pytest.raises(ValueError, match="key_positions must be <= query_positions"):
+        self_extend_relative_positions(torch.tensor(3), torch.tensor(5), group_size=2, window=2)
+    with pytest.raises(TypeError, match="integer positions"):
+        rerope_relative_positions(torch.tensor(3.0), torch.tensor(1), window=2)

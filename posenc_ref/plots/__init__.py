@@ -12,7 +12,10 @@ The modules follow the pages:
 - ``plots.properties``: distances, dot products, uniqueness, wavelengths (``properties.md``).
 - ``plots.relative``: T5 buckets, Shaw clipping, ALiBi biases (``relative.md``).
 - ``plots.rope``: the rotation of a pair, the long-term decay (``rope.md``).
+- ``plots.rope_design``: heads built from fast and slow pairs (``rope_design.md``).
 - ``plots.rope_scaling``: wavelengths under each context-extension method (``rope_scaling.md``).
+- ``plots.rope_extension``: a fitted score extrapolated and interpolated, the distances Self-Extend
+  and ReRoPE feed the rotation (``rope_extension.md``).
 - ``plots.precision``: float32 against float64 angles (``precision.md``).
 - ``plots.check``: a RoPE's error per position, a model's wavelengths (``check.md``, and
   ``python -m posenc_ref inspect --plot``).
@@ -95,6 +98,16 @@ from .rope import (
     rope_decay_bound,
     rope_rotation,
 )
+from .rope_design import (
+    built_heads,
+    semantic_head,
+    slow_pairs,
+)
+from .rope_extension import (
+    extension_positions,
+    pi_fit,
+    pi_fit_data,
+)
 from .rope_scaling import (
     context_extension,
 )
@@ -138,7 +151,13 @@ __all__ = [
     "rope_rotation",
     "rope_decay_bound",
     "rope_decay",
+    "semantic_head",
+    "built_heads",
+    "slow_pairs",
     "context_extension",
+    "pi_fit_data",
+    "pi_fit",
+    "extension_positions",
     "hf_float32_inv_freq",
     "float32_angle_errors",
     "angle_precision_data",
