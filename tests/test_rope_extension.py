@@ -145,6 +145,11 @@ def test_base_lower_bound_matches_the_published_numbers():
     assert f"{base_lower_bound(8192):.2g}" == "8.4e+04"
     bound = base_lower_bound(1024)
     assert any(not _holds(bound * 10 ** (j / 400), 128, 1024) for j in range(1, 400))
+    # At 4096 the smallest passing base sits in a window 26953 .. 26973 that the grid misses.
+    assert [_holds(b, 128, 4096) for b in (26952.0, 26953.0, 26973.0, 26974.0)] == [
+        False, True, True, False,
+    ]  # fmt: skip
+    assert f"{base_lower_bound(4096):.3g}" == "2.87e+04"
 
 
 @given(dim=st.sampled_from([4, 16, 64, 128]), base=bases, ratio=st.floats(1.0, 1e4))
