@@ -16,8 +16,8 @@ Derived on the site: [Why RoPE is a rotation](rope_design.md).
 
 Notation as on the site: pair :math:`i` of a query is the complex number :math:`q^{(i)}`, it
 turns by :math:`m\,\omega_i` at position :math:`m`, and a query at :math:`m` and a key at
-:math:`n` score
-:math:`\operatorname{Re}\sum_i q^{(i)}\overline{k^{(i)}}e^{\mathrm{j}(m-n)\omega_i}`.
+:math:`p` score
+:math:`\operatorname{Re}\sum_i q^{(i)}\overline{k^{(i)}}e^{\mathrm{j}(m-p)\omega_i}`.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ F64 = torch.float64
 class ScoreTerms(NamedTuple):
     r"""The four terms of an additive encoding's attention score, each ``(n_q, n_k)``.
 
-    For :math:`x_m = e_m + p_m` (content plus position) and :math:`A = W_q^\top W_k`:
-    :math:`e_m^\top A e_n`, :math:`e_m^\top A p_n`, :math:`p_m^\top A e_n`, :math:`p_m^\top A p_n`.
+    For :math:`x_m = e_m + \mathrm{PE}(m)` (content plus position), a key token :math:`x_p` and
+    :math:`A = W_q^\top W_k`: :math:`e_m^\top A e_p`, :math:`e_m^\top A\,\mathrm{PE}(p)`,
+    :math:`\mathrm{PE}(m)^\top A e_p`, :math:`\mathrm{PE}(m)^\top A\,\mathrm{PE}(p)`.
     """
 
     content_content: torch.Tensor
@@ -89,13 +90,13 @@ def additive_score_terms(
 
     Derived on the site: [the additive score](rope_design.md#design-additive).
 
-    A token enters the layer as :math:`x_m = e_m + p_m`; its query is :math:`W_q x_m`, a key is
-    :math:`W_k x_n`, and with :math:`A = W_q^\top W_k`
+    A token enters the layer as :math:`x_m = e_m + \mathrm{PE}(m)`; its query is :math:`W_q x_m`,
+    a key is :math:`W_k x_p`, and with :math:`A = W_q^\top W_k`
 
     .. math::
 
-        (W_q x_m)^\top (W_k x_n) = e_m^\top A e_n + e_m^\top A p_n + p_m^\top A e_n
-        + p_m^\top A p_n .
+        (W_q x_m)^\top (W_k x_p) = e_m^\top A e_p + e_m^\top A\,\mathrm{PE}(p)
+        + \mathrm{PE}(m)^\top A e_p + \mathrm{PE}(m)^\top A\,\mathrm{PE}(p) .
 
     Parameters
     ----------
@@ -145,7 +146,9 @@ def score_matrix(
     *,
     layout: str = "interleaved",
 ) -> torch.Tensor:
-    r"""Rotated scores of a sequence, ``S[m, n]`` = :math:`\langle R_{p_m}q_m, R_{p_n}k_n\rangle`.
+    r"""Rotated scores of a sequence: ``S[a, b]`` is the score of query ``a`` and key ``b``.
+
+    :math:`\langle R_{t_a} q_a, R_{t_b} k_b\rangle` for the positions :math:`t` of the tokens.
 
     Parameters
     ----------
@@ -199,13 +202,13 @@ def positional_head(
 
     The key holds :math:`(\text{scale}, 0)` and the query
     :math:`\text{scale}\,e^{-\mathrm{j}c\,\omega_i}` in each of the ``pairs`` fastest pairs
-    (zero elsewhere), so a query at :math:`m` and a key at :math:`n` score
+    (zero elsewhere), so a query at :math:`m` and a key at :math:`p` score
 
     .. math::
 
-        s(m - n) = \text{scale}^2 \sum_{i < P} \cos\bigl((m - n - c)\,\omega_i\bigr),
+        \text{scale}^2 \sum_{i < P} \cos\bigl((m - p - c)\,\omega_i\bigr),
 
-    largest, :math:`P\,\text{scale}^2`, at :math:`m - n = c` and only there among integer
+    largest, :math:`P\,\text{scale}^2`, at :math:`m - p = c` and only there among integer
     distances (pair 0 turns by :math:`\omega_0 = 1` radian, and no non-zero integer is a multiple
     of :math:`2\pi`). Every token carrying this query and key makes a head that attends to the
     token ``offset`` places back; ``offset = 1`` is a previous-token head.
@@ -272,16 +275,18 @@ def self_similarity(inv_freq: torch.Tensor, distances: torch.Tensor) -> torch.Te
 def p_rope_inv_freq(dim: int, base: float = 10000.0, *, p: float) -> torch.Tensor:
     r"""p-RoPE: the fastest ``floor(p * dim / 2)`` pairs keep their frequency, the rest do not turn.
 
+    (``p`` is the fraction, named after the method; on the site it is written :math:`\rho`.)
+
     Derived on the site: [p-RoPE](rope_design.md#design-p-rope).
 
     .. math::
 
-        \omega_i = \begin{cases} n^{-2i/d} & i < \lfloor p\,d/2 \rfloor \\
+        \omega_i = \begin{cases} n^{-2i/d} & i < \lfloor \rho\,d/2 \rfloor \\
         0 & \text{otherwise,} \end{cases}
 
-    so :math:`p = 1` is RoPE and :math:`p = 0` no positional encoding at all. The kept pairs use
-    the frequencies of the *whole* width :math:`d` (partial rotary would compute them for the
-    rotated width). Gemma 4's ``proportional`` rope type is this, with :math:`p` its
+    so :math:`\rho = 1` is RoPE and :math:`\rho = 0` no positional encoding at all. The kept pairs
+    use the frequencies of the *whole* width :math:`d` (partial rotary would compute them for the
+    rotated width). Gemma 4's ``proportional`` rope type is this, with :math:`\rho` its
     ``partial_rotary_factor``.
 
     Returns

@@ -42,24 +42,26 @@ __all__ = [
 F64 = torch.float64
 
 
-def _features(inv_freq: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    """Columns cos(s w_i) and -sin(s w_i): a(s) = features @ [Re h, Im h]. ``(R, 2N)``."""
-    angles = torch.outer(torch.as_tensor(s, dtype=F64), inv_freq.to(F64))
+def _features(inv_freq: torch.Tensor, distances: torch.Tensor) -> torch.Tensor:
+    """Columns cos(k w_i) and -sin(k w_i): f(k) = features @ [Re h, Im h]. ``(R, 2N)``."""
+    angles = torch.outer(torch.as_tensor(distances, dtype=F64), inv_freq.to(F64))
     return torch.cat([torch.cos(angles), -torch.sin(angles)], dim=1)
 
 
-def score_function(h: torch.Tensor, inv_freq: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    r"""A RoPE score as a function of the distance :math:`s`: a sum of sinusoids.
+def score_function(
+    h: torch.Tensor, inv_freq: torch.Tensor, distances: torch.Tensor
+) -> torch.Tensor:
+    r"""A RoPE score as a function of the distance :math:`k`: a sum of sinusoids.
 
     Derived on the site: [interpolation against extrapolation](rope_extension.md#extension-pi).
 
     .. math::
 
-        a(s) = \operatorname{Re}\sum_{i=0}^{N-1} h_i\, e^{\mathrm{j}s\omega_i} .
+        f(k) = \operatorname{Re}\sum_{i=0}^{N-1} h_i\, e^{\mathrm{j}k\omega_i} .
 
     With :math:`h_i = q^{(i)}\overline{k^{(i)}}` this is the score of a query and a key
-    :math:`s` positions apart (:math:`s = m - n`), the form Position Interpolation's argument
-    starts from; :math:`s` need not be an integer.
+    :math:`k = m - p` positions apart, the form Position Interpolation's argument starts from (the
+    paper writes :math:`s`); :math:`k` need not be an integer.
 
     Parameters
     ----------
@@ -67,8 +69,8 @@ def score_function(h: torch.Tensor, inv_freq: torch.Tensor, s: torch.Tensor) -> 
         Complex coefficients ``(N,)``.
     inv_freq
         Frequencies ``(N,)``.
-    s
-        Distances ``(R,)``.
+    distances
+        Distances :math:`k`, ``(R,)``.
 
     Returns
     -------
@@ -80,7 +82,7 @@ def score_function(h: torch.Tensor, inv_freq: torch.Tensor, s: torch.Tensor) -> 
         raise ValueError(
             f"h must have one coefficient per frequency, shape {tuple(inv_freq.shape)}"
         )
-    return _features(inv_freq, s) @ torch.cat([h.real, h.imag])
+    return _features(inv_freq, distances) @ torch.cat([h.real, h.imag])
 
 
 def fit_score_function(
@@ -123,11 +125,11 @@ def entropy_keeping_scale(factor: float, logit_std: float) -> float:
 
     Derived on the site: [YaRN's temperature](rope_extension.md#extension-temperature).
 
-    For :math:`n` logits drawn from :math:`N(0, \sigma^2)` the entropy of
-    :math:`\operatorname{softmax}(\lambda x)` is about :math:`\ln n - \lambda^2\sigma^2/2` when
-    :math:`n \gg e^{\lambda^2\sigma^2}` (the sums over the keys are then close to their
-    expectations, :math:`n\,e^{\lambda^2\sigma^2/2}` and :math:`\lambda\sigma^2` times it).
-    Asking :math:`sn` keys at multiplier :math:`\lambda` for the entropy of :math:`n` keys at 1
+    For :math:`K` logits drawn from :math:`N(0, \sigma^2)` the entropy of
+    :math:`\operatorname{softmax}(\lambda x)` is about :math:`\ln K - \lambda^2\sigma^2/2` when
+    :math:`K \gg e^{\lambda^2\sigma^2}` (the sums over the keys are then close to their
+    expectations, :math:`K\,e^{\lambda^2\sigma^2/2}` and :math:`\lambda\sigma^2` times it).
+    Asking :math:`sK` keys at multiplier :math:`\lambda` for the entropy of :math:`K` keys at 1
     gives
 
     .. math::
@@ -266,14 +268,14 @@ def self_extend_relative_positions(
 
     Derived on the site: [Self-Extend and ReRoPE](rope_extension.md#extension-inference).
 
-    A query at :math:`m` and a key at :math:`n \le m` with :math:`m - n < w` use their distance;
+    A query at :math:`m` and a key at :math:`p \le m` with :math:`m - p < w` use their distance;
     farther keys use grouped positions, the query :math:`\lfloor m/G\rfloor + w - \lfloor w/G
-    \rfloor` and the key :math:`\lfloor n/G\rfloor`:
+    \rfloor` and the key :math:`\lfloor p/G\rfloor`:
 
     .. math::
 
-        r(m, n) = \begin{cases} m - n & m - n < w \\
-        \lfloor m/G \rfloor - \lfloor n/G \rfloor + w - \lfloor w/G \rfloor & \text{otherwise.}
+        \delta(m, p) = \begin{cases} m - p & m - p < w \\
+        \lfloor m/G \rfloor - \lfloor p/G \rfloor + w - \lfloor w/G \rfloor & \text{otherwise.}
         \end{cases}
 
     Parameters
@@ -290,9 +292,9 @@ def self_extend_relative_positions(
     """
     group_size = check_int("group_size", group_size, minimum=1)
     window = check_int("window", window, minimum=1)
-    m, n = _query_key(query_positions, key_positions)
-    grouped = m // group_size - n // group_size + window - window // group_size
-    return torch.where(m - n < window, m - n, grouped)
+    m, p = _query_key(query_positions, key_positions)
+    grouped = m // group_size - p // group_size + window - window // group_size
+    return torch.where(m - p < window, m - p, grouped)
 
 
 def self_extend_max_length(original_max_len: int, *, group_size: int, window: int) -> int:
@@ -328,9 +330,10 @@ def rerope_relative_positions(
 
     .. math::
 
-        r(m, n) = \begin{cases} m - n & m - n < w \\
+        \delta(m, p) = \begin{cases} m - p & m - p < w \\
         w & \text{otherwise (ReRoPE)} \\
-        w + (m - n - w)/k & \text{otherwise (leaky ReRoPE, } k = \text{leak).} \end{cases}
+        w + (m - p - w)/\kappa & \text{otherwise (leaky ReRoPE, } \kappa = \text{leak).}
+        \end{cases}
 
     Parameters
     ----------
@@ -345,8 +348,8 @@ def rerope_relative_positions(
     window = check_int("window", window, minimum=1)
     if leak is not None:
         leak = check_positive_float("leak", leak, minimum=1.0)
-    m, n = _query_key(query_positions, key_positions)
-    distance = (m - n).to(F64)
+    m, p = _query_key(query_positions, key_positions)
+    distance = (m - p).to(F64)
     far = torch.full_like(distance, float(window))
     if leak is not None:
         far = window + (distance - window) / leak

@@ -38,7 +38,8 @@ def semantic_head(
     Word :math:`w` gets a random unit vector :math:`c_w` of width ``2 * slow_pairs``; token
     :math:`t` puts ``scale`` :math:`c_{w_t}` into the ``slow_pairs`` slowest pairs of both its query
     and its key (zero elsewhere). Those pairs barely turn over the sentence, so the score of two
-    tokens is about ``scale**2`` :math:`c_{w_m}^\top c_{w_n}`, whatever their distance.
+    tokens at :math:`m` and :math:`p` is about ``scale**2`` :math:`c_{w_m}^\top c_{w_p}`, whatever
+    their distance.
 
     Returns
     -------
@@ -88,10 +89,10 @@ def built_heads(dim: int = 64, base: float = 10000.0, offset: int = 1) -> Figure
     for ax, weights, title in zip(axes, (by_position, by_content), titles, strict=True):
         image = ax.imshow(weights.numpy(), cmap="Blues", vmin=0.0, vmax=1.0)
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel("key position n")
+        ax.set_xlabel("key position p")
         ax.set_ylabel("query position m")
     axes[1].set_xticks(range(length), [str(w) for w in _WORDS], fontsize=6)
-    axes[1].set_xlabel("key position n (its word id below)")
+    axes[1].set_xlabel("key position p (its word id below)")
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     return fig
 

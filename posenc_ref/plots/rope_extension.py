@@ -37,7 +37,7 @@ def pi_fit_data(
     -------
     dict
         ``points``, ``targets`` ``(num_points,)``; ``h`` ``(dim/2,)`` complex; ``inside`` and
-        ``beyond``: :math:`a(s)` on a fine grid of :math:`[0, L]` and of :math:`[L, 2L]`, with
+        ``beyond``: :math:`f(k)` on a fine grid of :math:`[0, L]` and of :math:`[L, 2L]`, with
         ``grid_inside`` and ``grid_beyond``.
     """
     import torch
@@ -80,16 +80,16 @@ def pi_fit(dim: int = 128, base: float = 10000.0, length: int = 2048) -> Figure:
     data = pi_fit_data(dim, base, length)
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(11.0, 3.5))
     left.plot(data["points"], data["targets"], ".", ms=2, color="0.6", label="fitted points")
-    left.plot(data["grid_inside"], data["inside"], color="C3", lw=0.8, label="fit a(s)")
-    left.set_xlabel("distance s")
+    left.plot(data["grid_inside"], data["inside"], color="C3", lw=0.8, label="fit f(k)")
+    left.set_xlabel("distance k")
     left.set_title(f"fitted on [0, L], L = {length}", fontsize=10)
     left.legend(fontsize=8, loc="lower right")
     grid = torch.cat([data["grid_inside"], data["grid_beyond"]])
     values = torch.cat([data["inside"], data["beyond"]]).abs().clamp(min=1e-6)
     middle.semilogy(grid, values, color="C3", lw=0.6)
     middle.axvline(length, color="0.3", lw=0.8, ls="--")
-    middle.set_xlabel("distance s")
-    middle.set_ylabel("|a(s)|")
+    middle.set_xlabel("distance k")
+    middle.set_ylabel("|f(k)|")
     middle.set_title("extrapolated past L", fontsize=10)
     start = length // 2
     inside = (data["grid_inside"] >= start) & (data["grid_inside"] <= start + 8)
@@ -98,7 +98,7 @@ def pi_fit(dim: int = 128, base: float = 10000.0, length: int = 2048) -> Figure:
     right.plot(integers, data["inside"][integers * 20], "o", ms=4, color="C0")
     for s in integers.tolist():
         right.axvline(s, color="0.8", lw=0.6, ls=":")
-    right.set_xlabel("distance s")
+    right.set_xlabel("distance k")
     right.set_title("between integer positions", fontsize=10)
     fig.tight_layout()
     return fig
@@ -153,7 +153,7 @@ def extension_positions(original_max_len: int = 4096, factor: int = 4, group: in
     ax.plot(distance, leaky, color="C1", ls="--", label=f"leaky ReRoPE, k = {group}")
     ax.axhline(original_max_len, color="0.3", lw=0.8, ls="--")
     ax.text(0, original_max_len * 1.02, r"$L_0$", fontsize=9)
-    ax.set_xlabel("distance m - n")
+    ax.set_xlabel("distance m - p")
     ax.set_ylabel("distance the rotation uses")
     ax.set_title(f"L0 = {original_max_len}, inputs up to {length}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
