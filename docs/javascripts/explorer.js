@@ -114,12 +114,14 @@
   }
 
   // Each rotated pair's kind, as the head panel colours it: "fast" (>= 1 turn within L0 with
-  // the pre-training frequencies omega: every angle seen), "kept" (< 1 turn, and the scaled
-  // frequencies keep it inside the arc it swept, [0, L0 omega_i), up to the extended length:
-  // length * omega'_i <= L0 * omega_i) or "slow" (< 1 turn and not kept: it breaks first).
+  // the pre-training frequencies omega: every angle seen), "kept" (< 1 turn, and a method's
+  // scaled frequencies keep it inside the arc it swept, [0, L0 omega_i), up to the extended
+  // length: length * omega'_i <= L0 * omega_i) or "slow" (< 1 turn and not kept: it breaks
+  // first). Without a method (length null) nothing is kept.
   function pairKinds(omega, scaled, L0, length) {
     return Array.from(omega, (w, i) => {
       if ((L0 * w) / TWO_PI >= 1) return "fast";
+      if (length === null) return "slow";
       return length * scaled[i] <= L0 * w * (1 + 1e-12) ? "kept" : "slow";
     });
   }
@@ -551,7 +553,7 @@
       while (svg.firstChild) svg.removeChild(svg.firstChild);
       svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
       const cell = (width - 2) / pairs;
-      const kinds = pairKinds(r.omega, r.invFreq, s.L0, this.extendedLength());
+      const kinds = pairKinds(r.omega, r.invFreq, s.L0, s.method === "none" ? null : this.extendedLength());
       for (let i = 0; i < pairs; i++) {
         const cls = i >= rotated ? "pe-cell-pass" : this.context ? `pe-cell-${kinds[i]}` : "pe-cell-fast";
         C.el("rect", { x: 1 + i * cell, y: 6, width: Math.max(cell - (cell > 3 ? 0.6 : 0), 0.4), height: 22, class: cls, "data-pair": i }, svg);
