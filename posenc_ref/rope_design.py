@@ -166,7 +166,7 @@ def score_matrix(
     torch.Tensor
         ``(n, n)`` float64, no scaling by :math:`1/\sqrt{d}`.
     """
-    layout = check_layout(layout)
+    layout = check_layout("layout", layout)
     n = positions.shape[-1]
     cos, sin = rope_cos_sin(positions, inv_freq, dtype=F64)  # (n, dim/2)
     q_rot = apply_rope(_vectors("q", q, n), cos, sin, layout=layout)  # (n, dim)
@@ -218,8 +218,8 @@ def positional_head(
     tuple of torch.Tensor
         ``(q, k)``, each ``(dim,)`` float64, in ``layout``.
     """
-    dim, base = check_dim(dim), check_base(base)
-    layout = check_layout(layout)
+    dim, base = check_dim("dim", dim), check_base("base", base)
+    layout = check_layout("layout", layout)
     offset = check_int("offset", offset)
     pairs = check_int("pairs", pairs, minimum=1)
     if pairs > dim // 2:
@@ -294,7 +294,7 @@ def p_rope_inv_freq(dim: int, base: float = 10000.0, *, p: float) -> torch.Tenso
     torch.Tensor
         ``(dim // 2,)`` float64.
     """
-    dim, base = check_dim(dim), check_base(base)
+    dim, base = check_dim("dim", dim), check_base("base", base)
     p = check_positive_float("p", p, minimum=0.0)
     if p > 1.0:
         raise ValueError(f"p must be in [0, 1] (the fraction of pairs that rotate), got {p!r}")

@@ -161,7 +161,7 @@ def critical_dimension(dim: int, base: float, original_max_len: int) -> int:
     Liu et al. call the critical dimension for extrapolation: the coordinates past it were never
     trained on a whole period.
     """
-    dim, base = check_dim(dim), check_base(base)
+    dim, base = check_dim("dim", dim), check_base("base", base)
     original_max_len = check_int("original_max_len", original_max_len, minimum=1)
     turns = original_max_len * _inv_freq(dim, base) / (2 * math.pi)
     return 2 * int((turns >= 1).sum())
@@ -205,7 +205,7 @@ def base_lower_bound(
         If no base up to ``max_base`` passes.
     """
     context_len = check_int("context_len", context_len, minimum=1)
-    dim = check_dim(dim)
+    dim = check_dim("dim", dim)
     per_decade = check_int("per_decade", per_decade, minimum=1)
     max_base = check_positive_float("max_base", max_base)
     top = int(math.floor(per_decade * math.log10(max_base)))
@@ -229,8 +229,8 @@ def ntk_equivalent_factor(dim: int, base: float, new_base: float) -> float:
     :math:`s = (n'/n)^{(d-2)/d}`, and ``ntk_aware(dim, base, factor=s)`` gives the frequencies
     ``inv_freq(dim, new_base)``.
     """
-    dim, base = check_dim(dim), check_base(base)
-    new_base = check_base(new_base)
+    dim, base = check_dim("dim", dim), check_base("base", base)
+    new_base = check_base("new_base", new_base)
     if dim < 4:
         raise ValueError(f"dim must be an even integer >= 4 for NTK scaling, got {dim!r}")
     return (new_base / base) ** ((dim - 2) / dim)

@@ -41,7 +41,7 @@ def hf_float32_inv_freq(dim: int, base: float = 10000.0) -> torch.Tensor:
 
     from .._checks import check_base, check_dim
 
-    dim, base = check_dim(dim), check_base(base)
+    dim, base = check_dim("dim", dim), check_base("base", base)
     exponent = torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float32) / dim
     return 1.0 / (base**exponent)
 
