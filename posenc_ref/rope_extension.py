@@ -123,7 +123,7 @@ def fit_score_function(
 def entropy_keeping_scale(factor: float, logit_std: float) -> float:
     r"""The logit multiplier that keeps a softmax's entropy when it sees ``factor`` times more keys.
 
-    Derived on the site: [YaRN's temperature](rope_extension.md#extension-temperature).
+    Derived on the site: [the attention temperature](rope_extension.md#extension-temperature).
 
     For :math:`K` logits drawn from :math:`N(0, \sigma^2)` the entropy of
     :math:`\operatorname{softmax}(\lambda x)` is about :math:`\ln K - \lambda^2\sigma^2/2` when
