@@ -150,7 +150,7 @@ def extension_positions(original_max_len: int = 4096, factor: int = 4, group: in
     clipped = rerope_relative_positions(query, key, window=window)
     ax.plot(distance, clipped, color="C3", label=f"ReRoPE, w = {window}")
     leaky = rerope_relative_positions(query, key, window=window, leak=float(group))
-    ax.plot(distance, leaky, color="C1", ls="--", label=f"leaky ReRoPE, k = {group}")
+    ax.plot(distance, leaky, color="C1", ls="--", label=f"leaky ReRoPE, κ = {group}")
     ax.axhline(original_max_len, color="0.3", lw=0.8, ls="--")
     ax.text(0, original_max_len * 1.02, r"$L_0$", fontsize=9)
     ax.set_xlabel("distance m - p")
