@@ -296,6 +296,15 @@ def test_qwen4_exp_counts():
     assert [int((rows == j).sum()) for j in range(3)] == [107, 11, 10]
     assert [int((rows[:32] == j).sum()) for j in range(3)] == [11, 11, 10]
     assert bool((rows[32:] == 0).all()) and rows[32:].numel() == 96
+    # And the code itself: time, height and width at positions 0, 1, 2 turn pair i by 0, w_i or
+    # 2 w_i (all below pi), so each pair's angle names the row transformers gave it.
+    modeling = pytest.importorskip("transformers.models.qwen4_exp.modeling_qwen4_exp")
+    rotary = modeling.Qwen4ExpTextRotaryEmbedding(config)
+    cos, sin = rotary(torch.zeros(1), torch.tensor([0, 1, 2]).view(3, 1, 1))
+    angle = torch.atan2(sin[0, 0, :128].double(), cos[0, 0, :128].double())
+    omega = rotary.inv_freq.double()
+    ran = (angle[:, None] - omega[:, None] * torch.arange(3)).abs().argmin(dim=1)
+    assert torch.equal(ran, rows)
 
 
 @given(
