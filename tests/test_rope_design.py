@@ -225,3 +225,15 @@ def test_a_score_that_grows_with_distance(dim, base, scale):
     scores = score_matrix(q, k, omega, positions)[-1]
     # scores[n] pairs the query at 4096 with the key at positions[n]: distance 4096 - n.
     assert bool((scores.flip(0).diff() > 0).all())  # larger distance, larger score
+
+
+def test_slow_pairs_match_is_not_negative_for_good_past_its_first_zero():
+    """The 8 slowest pairs of a 128-wide head (base 10000), the page's left panel to 65536.
+
+    The match first goes negative at 7,836 and is positive again from 34,293: the figure's alt
+    text says 'first below zero', not 'below zero from then on'.
+    """
+    distances = torch.arange(0, 65537, dtype=F64)
+    negative = self_similarity(inv_freq(128)[-8:], distances) < 0
+    assert int(negative.nonzero()[0]) == 7836
+    assert not bool(negative[34293:62722].any()) and bool(negative[34292])

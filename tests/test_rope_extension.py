@@ -220,3 +220,17 @@ def test_relative_positions_refuse_a_later_key():
         self_extend_relative_positions(torch.tensor(3), torch.tensor(5), group_size=2, window=2)
     with pytest.raises(TypeError, match="integer positions"):
         rerope_relative_positions(torch.tensor(3.0), torch.tensor(1), window=2)
+
+
+def test_pi_sinusoids_are_dependent_to_working_precision():
+    """The page's singular values: the smallest is at float64's rounding of the largest.
+
+    So the printed ratio (about 1e-17) is a floor set by the arithmetic, not a property of the
+    sinusoids, and the page says so instead of 'seventeen orders of magnitude'.
+    """
+    omega = inv_freq(128)
+    k = torch.linspace(0, 2048, 4097, dtype=F64)
+    angles = torch.outer(k, omega)
+    sv = torch.linalg.svdvals(torch.cat([torch.cos(angles), torch.sin(angles)], dim=1))
+    eps = torch.finfo(F64).eps
+    assert float(sv[-1]) < 10 * eps * float(sv[0])  # at the rounding level: rank-deficient

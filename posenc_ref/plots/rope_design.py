@@ -163,7 +163,7 @@ def slow_pairs(
     left.set_xlabel("distance")
     left.set_ylabel("content match / match at 0")
     left.set_title(f"the {slow} slowest pairs, d = {dim}, base {base:g}", fontsize=10)
-    left.legend(fontsize=8, loc="lower left")
+    left.legend(fontsize=8, loc="lower right")  # lower left would hide the L0 label
     near = torch.arange(0, 2 * context + 1, dtype=torch.float64)
     right.plot(near, self_similarity(omega, near), color="C0", label="q = k = (1, 0) in every pair")
     rising = -self_similarity(omega[-1:], near)  # q = -k: the match, negated
