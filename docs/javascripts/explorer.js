@@ -620,8 +620,11 @@
       let text = `\u03bb\u2080 = ${fmt(lam[0])}` + (last > 0 ? `, \u03bb${subscript(last)} = ${fmt(lam[last])}` : "") + "; " +
         `ratio between neighbours n^(2/d) = ${fmt(Math.pow(s.base, 2 / s.dim), 6)}.`;
       if (this.context) {
+        // Said with the frequencies it counts: the head panel colours from the pre-training ones.
         const within = PR.fullTurns(r.invFreq, s.L0);
-        text += ` ${within} of ${lam.length} pairs turn at least once within L\u2080.`;
+        text += scaledDiffers
+          ? ` With ${METHOD_NAMES[s.method]}'s frequencies ${within} of ${lam.length} pairs turn at least once within L\u2080 (${PR.fullTurns(r.omega, s.L0)} in pre-training).`
+          : ` ${within} of ${lam.length} pairs turn at least once within L\u2080.`;
       }
       if (r.yarnRange) {
         const { low, high } = r.yarnRange;
