@@ -234,3 +234,19 @@ def test_pi_sinusoids_are_dependent_to_working_precision():
     sv = torch.linalg.svdvals(torch.cat([torch.cos(angles), torch.sin(angles)], dim=1))
     eps = torch.finfo(F64).eps
     assert float(sv[-1]) < 10 * eps * float(sv[0])  # at the rounding level: rank-deficient
+
+
+def test_fast_pairs_under_ntk_aware_and_yarn():
+    """At s = 4, d = 64, YaRN keeps the 11 fastest pairs exactly; NTK-aware only pair 0.
+
+    NTK-aware slows pair 3 by 13 % (s^(-6/62)): the page no longer says it leaves them as they are.
+    """
+    from posenc_ref.rope_scaling import yarn
+
+    omega = inv_freq(64)
+    kept = yarn(64, factor=4.0, original_max_len=4096).inv_freq == omega
+    assert int(kept.sum()) == 11 and bool(kept[:11].all())
+    ratio = ntk_aware(64, factor=4.0).inv_freq / omega
+    assert float(ratio[0]) == 1.0
+    assert f"{1 - float(ratio[3]):.2f}" == "0.13"
+    assert math.isclose(float(ratio[3]), 4.0 ** (-6 / 62), rel_tol=1e-12)
