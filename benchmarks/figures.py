@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "site_figures",
+    "site_figure_facts",
     "bench_sinusoidal_figure",
     "bench_accuracy_figure",
     "bench_rope_figure",
@@ -38,6 +39,33 @@ def site_figures(results: dict) -> dict[str, Callable[[], Figure]]:
         if device in devices:
             figures[f"bench_rope_{device}.svg"] = lambda d=device: bench_rope_figure(results, d)
     return figures
+
+
+def site_figure_facts(results: dict) -> dict[str, Callable[[], dict[str, str]]]:
+    """The numbers the alt texts of these figures state: file name to ``{placeholder: text}``.
+
+    Measurements, not computations: read from the results the figures are drawn from.
+    """
+    return {"bench_accuracy.svg": lambda: _accuracy_facts(results)}
+
+
+def _accuracy_facts(results: dict) -> dict[str, str]:
+    from posenc_ref.plots import sci
+
+    accuracy = results["benchmarks"]["accuracy"]
+    errors, starts = accuracy["max_abs_error"], [o["start"] for o in accuracy["octaves"]]
+    ours = max(max(errors["sinusoidal"]), max(errors["rope_cos_sin"]))
+    naive = errors["float32_formula"]
+    threshold = 1e-3
+    crossing = next(start for start, e in zip(starts, naive, strict=True) if e > threshold)
+    return {
+        "threshold": sci(threshold),
+        "ours": sci(ours),
+        "target": sci(min(t["limit"] for t in accuracy["targets"])),
+        "crossing": f"{crossing:,}",
+        "last": f"{naive[-1]:.1f}",
+        "last_position": f"{accuracy['octaves'][-1]['stop']:,}",
+    }
 
 
 def _pyplot():

@@ -271,3 +271,67 @@ def test_mrope_tables_match_rope_cos_sin_for_text():
     ours = mrope_cos_sin(pos.expand(3, -1), omega, [4, 2, 2])
     plain = rope_cos_sin(pos, omega)
     assert torch.equal(ours[0], plain[0]) and torch.equal(ours[1], plain[1])
+
+
+def test_qwen4_exp_counts():
+    """Qwen4-Exp's defaults: 107 time pairs (11 below pair 32, all 96 from 32 on), 11 and 10.
+
+    The numbers the RoPE page states. Qwen3-VL's code, which Qwen4-Exp runs, starts from the
+    time row and overwrites pairs i = 1 (mod 3), i < 3 * 11 with height and i = 2 (mod 3),
+    i < 3 * 10 with width; the reader records the counts the code gives.
+    """
+    transformers = pytest.importorskip("transformers")
+    from posenc_ref.models import rope_spec
+
+    config = transformers.AutoConfig.for_model("qwen4_exp_text")
+    assert config.head_dim == 256
+    spec = rope_spec(config.to_dict())
+    assert tuple(spec.mrope_section) == (107, 11, 10)
+    rows = mrope_pair_rows(spec.mrope_section, assignment="interleaved")
+    code = torch.zeros(128, dtype=torch.long)  # the code's rule, for the config's (11, 11, 10)
+    i = torch.arange(128)
+    code[(i % 3 == 1) & (i < 33)] = 1
+    code[(i % 3 == 2) & (i < 30)] = 2
+    assert torch.equal(rows, code)
+    assert [int((rows == j).sum()) for j in range(3)] == [107, 11, 10]
+    assert [int((rows[:32] == j).sum()) for j in range(3)] == [11, 11, 10]
+    assert bool((rows[32:] == 0).all()) and rows[32:].numel() == 96
+    # And the code itself: time, height and width at positions 0, 1, 2 turn pair i by 0, w_i or
+    # 2 w_i (all below pi), so each pair's angle names the row transformers gave it.
+    modeling = pytest.importorskip("transformers.models.qwen4_exp.modeling_qwen4_exp")
+    rotary = modeling.Qwen4ExpTextRotaryEmbedding(config)
+    cos, sin = rotary(torch.zeros(1), torch.tensor([0, 1, 2]).view(3, 1, 1))
+    angle = torch.atan2(sin[0, 0, :128].double(), cos[0, 0, :128].double())
+    omega = rotary.inv_freq.double()
+    ran = (angle[:, None] - omega[:, None] * torch.arange(3)).abs().argmin(dim=1)
+    assert torch.equal(ran, rows)
+
+
+@given(
+    alpha=st.floats(-20, 20, allow_nan=False),
+    beta=st.floats(-20, 20, allow_nan=False),
+    seed=seeds,
+)
+@example(alpha=1.0, beta=1.0, seed=0)  # equal rows (text): the rotation
+@example(alpha=1.0, beta=1.0 + math.pi, seed=0)  # a multiple of pi apart: norms kept, a reflection
+@example(alpha=0.3, beta=1.1, seed=0)
+def test_hunyuan_map_is_a_rotation_only_for_equal_angles(alpha, beta, seed):
+    """HunYuan-VL's map (u, v) -> (u cos a - v sin a, v cos b + u sin b) has det cos(a - b).
+
+    It keeps every norm only when a - b is a multiple of pi, and is a rotation only when it is
+    a multiple of 2 pi; otherwise a random (u, v) changes its norm.
+    """
+    matrix = torch.tensor(
+        [[math.cos(alpha), -math.sin(alpha)], [math.sin(beta), math.cos(beta)]], dtype=F64
+    )
+    assert math.isclose(float(torch.linalg.det(matrix)), math.cos(alpha - beta), abs_tol=1e-12)
+    gram = matrix.T @ matrix
+    keeps_norms = bool(torch.allclose(gram, torch.eye(2, dtype=F64), atol=1e-9))
+    off = math.remainder(alpha - beta, math.pi)  # distance to the nearest multiple of pi
+    assert keeps_norms == (abs(off) < 1e-9)
+    rotation = keeps_norms and math.cos(alpha - beta) > 0
+    assert rotation == (abs(math.remainder(alpha - beta, 2 * math.pi)) < 1e-9)
+    if abs(off) > 1e-6:
+        u, v = torch.randn(2, generator=torch.Generator().manual_seed(seed), dtype=F64)
+        before, after = u * u + v * v, (matrix @ torch.stack([u, v])).square().sum()
+        assert not math.isclose(float(after), float(before), rel_tol=1e-12, abs_tol=0.0)

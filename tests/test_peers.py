@@ -166,6 +166,26 @@ def test_hf_yarn_equal_mscales_give_factor_one(hf):
     assert scale == 1.0 != yarn(64, factor=40.0, original_max_len=4096).attention_factor
 
 
+@pytest.mark.parametrize("given", [{"mscale": 0.707}, {"mscale_all_dim": 0.707}])
+def test_hf_yarn_lone_mscale_is_ignored(hf, given):
+    """HF uses the mscale ratio only when both are set: a lone mscale or mscale_all_dim is ignored.
+
+    a is then 0.1 ln s + 1, as with neither; so does posenc_ref's reader.
+    """
+    from posenc_ref.models import rope_spec
+
+    config = hf.config(
+        64, 10000.0, rope_type="yarn", factor=40.0, original_max_position_embeddings=4096,
+        **given,
+    )  # fmt: skip
+    _, scale = hf.init["yarn"](config, "cpu")
+    default = yarn(64, factor=40.0, original_max_len=4096).attention_factor
+    assert scale == pytest.approx(default, rel=1e-12) and default == pytest.approx(
+        0.1 * math.log(40.0) + 1, rel=1e-15
+    )
+    assert rope_spec(config.to_dict()).attention_factor == pytest.approx(default, rel=1e-15)
+
+
 def test_hf_yarn_keeps_every_pair_below_the_reversal(hf):
     """Every pair turns > beta_fast times, but low <= dim - 1: HF keeps every pair, as we do.
 

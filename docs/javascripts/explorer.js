@@ -104,17 +104,35 @@
     }
   }
 
+  // Whether the angle `angle` (any size) lies on the arc [0, L0 * w0) that a pair of pre-training
+  // frequency w0 swept at positions 0 .. L0 - 1: the point is drawn at angle mod 2 pi.
+  function angleSeen(angle, w0, L0) {
+    const arc = L0 * w0;
+    if (arc >= TWO_PI) return true;
+    const turned = angle - TWO_PI * Math.floor(angle / TWO_PI); // in [0, 2 pi)
+    return turned < arc;
+  }
+
+  // Each rotated pair's kind, as the head panel colours it: "fast" (>= 1 turn within L0 with
+  // the pre-training frequencies omega: every angle seen), "kept" (< 1 turn, and a method's
+  // scaled frequencies keep it inside the arc it swept, [0, L0 omega_i), up to the extended
+  // length: length * omega'_i <= L0 * omega_i) or "slow" (< 1 turn and not kept: it breaks
+  // first). Without a method (length null) nothing is kept.
+  function pairKinds(omega, scaled, L0, length) {
+    return Array.from(omega, (w, i) => {
+      if ((L0 * w) / TWO_PI >= 1) return "fast";
+      if (length === null) return "slow";
+      return length * scaled[i] <= L0 * w * (1 + 1e-12) ? "kept" : "slow";
+    });
+  }
+
   function compute(s, zoo, preset) {
     const params = methodParams(s, zoo);
     const omega = PR.invFreq(s.dim, s.base);
     const scaled = PR.scaled(s.method, s.dim, s.base, params);
     const a = scaled.attentionFactor;
-    if (!Number.isInteger(s.position) || s.position < 0) {
-      throw new Error(`position must be an integer >= 0, got ${s.position}`);
-    }
-    if (!Number.isInteger(s.headDim) || s.headDim < s.dim || s.headDim % 2) {
-      throw new Error(`head width must be an even integer >= the rotary width ${s.dim}, got ${s.headDim}`);
-    }
+    PR.checkInt("position", s.position); // the token index m: check_int's message
+    PR.checkRotaryDim(s.headDim, s.dim); // RotaryEmbedding(head_dim, rotary_dim=d)'s messages
     const pair = Math.min(s.pair, s.dim / 2 - 1);
     const at = PR.cosSin(s.position, scaled.invFreq, a);
     const factor = s.method === "none" ? 1 : s.factor;
@@ -535,23 +553,36 @@
       while (svg.firstChild) svg.removeChild(svg.firstChild);
       svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
       const cell = (width - 2) / pairs;
-      const turns = r.invFreq.map((w) => (s.L0 * w) / TWO_PI);
+      const kinds = pairKinds(r.omega, r.invFreq, s.L0, s.method === "none" ? null : this.extendedLength());
       for (let i = 0; i < pairs; i++) {
-        const cls = i >= rotated ? "pe-cell-pass" : turns[i] >= 1 ? "pe-cell-fast" : "pe-cell-slow";
-        C.el("rect", { x: 1 + i * cell, y: 6, width: Math.max(cell - (cell > 3 ? 0.6 : 0), 0.4), height: 22, class: cls }, svg);
+        const cls = i >= rotated ? "pe-cell-pass" : this.context ? `pe-cell-${kinds[i]}` : "pe-cell-fast";
+        C.el("rect", { x: 1 + i * cell, y: 6, width: Math.max(cell - (cell > 3 ? 0.6 : 0), 0.4), height: 22, class: cls, "data-pair": i }, svg);
       }
       C.el("rect", { x: 1 + r.pair * cell - 0.8, y: 3, width: cell + 1.6, height: 28, class: "pe-cell-chosen" }, svg);
-      C.legend(panel.legend, [
-        { cls: "pe-cell-fast", label: this.context ? "≥ 1 turn within L\u2080" : "rotated" },
-        { cls: "pe-cell-slow", label: "< 1 turn within L\u2080" },
-        { cls: "pe-cell-pass", label: "not rotated" },
-        { cls: "pe-cell-chosen", label: `pair i = ${r.pair}` },
-      ]);
-      const full = turns.filter((t) => t >= 1).length;
-      panel.readout.textContent =
-        `Pairs 0 to ${rotated - 1} rotate (rotary width d = ${s.dim}). ` +
-        (rotated < pairs ? `the last ${s.headDim - s.dim} coordinates pass through unrotated, so their part of the score does not depend on distance. ` : "") +
-        `With these frequencies ${full} of ${rotated} rotated pairs complete at least one full turn within L\u2080 = ${s.L0} positions.`;
+      const count = (kind) => kinds.filter((k) => k === kind).length;
+      const items = [{ cls: "pe-cell-fast", label: this.context ? "\u2265 1 turn within L\u2080 in pre-training" : "rotated" }];
+      if (this.context) {
+        items.push({ cls: "pe-cell-slow", label: "< 1 turn: leaves the angles seen before s\u00b7L\u2080" });
+        if (s.method !== "none") items.push({ cls: "pe-cell-kept", label: "< 1 turn, kept within them by the method" });
+      }
+      items.push({ cls: "pe-cell-pass", label: "not rotated" }, { cls: "pe-cell-chosen", label: `pair i = ${r.pair}` });
+      C.legend(panel.legend, items);
+      let text = `Pairs 0 to ${rotated - 1} rotate (rotary width d = ${s.dim}). ` +
+        (rotated < pairs ? `The last ${s.headDim - s.dim} coordinates pass through unrotated, so their part of the score does not depend on distance. ` : "");
+      if (this.context) {
+        text += `In pre-training, ${count("fast")} of ${rotated} rotated pairs complete at least one full turn within L\u2080 = ${s.L0} positions; ` +
+          `the other ${rotated - count("fast")} never see their whole circle and are the first to break past L\u2080.`;
+        if (s.method !== "none") {
+          text += ` With ${METHOD_NAMES[s.method]}'s frequencies, ${count("kept")} of them stay within the angles they saw up to s\u00b7L\u2080 = ${fmt(this.extendedLength())}, and ${count("slow")} do not.`;
+        }
+      }
+      panel.readout.textContent = text;
+    }
+
+    // The length a method extends to: s·L0 (L0 itself without a method).
+    extendedLength() {
+      const s = this.state;
+      return s.method === "none" ? s.L0 : s.factor * s.L0;
     }
 
     draw_wavelengths(panel, r) {
@@ -589,8 +620,11 @@
       let text = `\u03bb\u2080 = ${fmt(lam[0])}` + (last > 0 ? `, \u03bb${subscript(last)} = ${fmt(lam[last])}` : "") + "; " +
         `ratio between neighbours n^(2/d) = ${fmt(Math.pow(s.base, 2 / s.dim), 6)}.`;
       if (this.context) {
+        // Said with the frequencies it counts: the head panel colours from the pre-training ones.
         const within = PR.fullTurns(r.invFreq, s.L0);
-        text += ` ${within} of ${lam.length} pairs turn at least once within L\u2080.`;
+        text += scaledDiffers
+          ? ` With ${METHOD_NAMES[s.method]}'s frequencies ${within} of ${lam.length} pairs turn at least once within L\u2080 (${PR.fullTurns(r.omega, s.L0)} in pre-training).`
+          : ` ${within} of ${lam.length} pairs turn at least once within L\u2080.`;
       }
       if (r.yarnRange) {
         const { low, high } = r.yarnRange;
@@ -618,10 +652,11 @@
       C.el("line", { y1: 6, y2: size - 6, x1: c, x2: c, class: "pe-axis-thin" }, svg);
       C.el("circle", { cx: c, cy: c, r: R, class: "pe-circle" }, svg);
       if (a !== 1) C.el("circle", { cx: c, cy: c, r: R * a, class: "pe-circle-a" }, svg);
-      // The arc of angles this pair took during pre-training, positions 0 .. L0 - 1.
+      // The arc this pair swept during pre-training: positions 0 .. L0 - 1, each with the step
+      // after it, [0, L0 * omega_i): the whole circle exactly when the pair makes >= 1 turn.
       let seen = null;
       if (this.context) {
-        seen = (s.L0 - 1) * w0;
+        seen = s.L0 * w0;
         if (seen >= TWO_PI) {
           C.el("circle", { cx: c, cy: c, r: R, class: "pe-seen" }, svg);
         } else if (seen > 0) {
@@ -655,10 +690,10 @@
         (a !== 1 ? `a\u00b7(cos, sin) with a = ${fmt(a, 6)}: ` : "(cos, sin) = ") +
         `(${fmt(r.cos[i], 5)}, ${fmt(r.sin[i], 5)}).`;
       if (this.context) {
-        const known = seen >= TWO_PI || angle <= seen;
+        const known = angleSeen(angle, w0, s.L0);
         text += known
-          ? " This angle was seen during pre-training."
-          : ` Out of the pre-training range: this pair only reached ${fmt(seen, 4)} rad within L\u2080.`;
+          ? " This angle lies on the arc the pair swept during pre-training."
+          : ` Out of the pre-training range: within L\u2080 this pair only swept [0, ${fmt(seen, 4)}) rad.`;
       }
       panel.readout.textContent = text;
     }

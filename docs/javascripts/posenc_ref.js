@@ -11,15 +11,53 @@
   "use strict";
 
   // --------------------------------------------------------------- checks (posenc_ref._checks)
+  //
+  // The messages are the package's, character for character (the browser test compares them):
+  // values are written as Python's repr writes them, so a float argument reads "4.0", not "4".
 
-  function show(value) {
-    return typeof value === "string" ? JSON.stringify(value) : String(value);
+  // Python's repr of a float: "4.0", "0.5", "1e-05", "1e+16", "inf", "nan".
+  function pyFloat(x) {
+    if (Number.isNaN(x)) return "nan";
+    if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+    const a = Math.abs(x);
+    if (a !== 0 && (a < 1e-4 || a >= 1e16)) {
+      const [mantissa, exponent] = x.toExponential().split("e"); // shortest digits, like repr
+      const digits = exponent.replace(/^[+-]/, "").padStart(2, "0");
+      return `${mantissa}e${exponent[0] === "-" ? "-" : "+"}${digits}`;
+    }
+    return Number.isInteger(x) ? x.toFixed(1) : String(x);
+  }
+
+  // Python's format(x, "g"): six significant digits, trailing zeros dropped.
+  function pyG(x) {
+    if (!Number.isFinite(x)) return pyFloat(x);
+    if (x === 0) return "0";
+    const [mantissa, exponent] = x.toExponential(5).split("e");
+    const e = Number(exponent);
+    if (e < -4 || e >= 6) {
+      const m = mantissa.replace(/\.?0+$/, "");
+      return `${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+    }
+    return Number(x.toPrecision(6)).toString().replace(/e.*$/, "");
+  }
+
+  // Python's repr of a value the way the package shows it; `float` for arguments it converts.
+  function show(value, float = false) {
+    if (value === null || value === undefined) return "None";
+    if (typeof value === "boolean") return value ? "True" : "False";
+    if (typeof value === "string") return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+    if (typeof value === "number") return float || !Number.isInteger(value) ? pyFloat(value) : String(value);
+    if (Array.isArray(value) || ArrayBuffer.isView(value)) {
+      return `[${Array.from(value, (v) => show(v, float)).join(", ")}]`;
+    }
+    return String(value);
   }
 
   function isInt(value) {
     return typeof value === "number" && Number.isInteger(value);
   }
 
+  // check_int
   function checkInt(name, value, minimum = 0) {
     if (!isInt(value) || value < minimum) {
       throw new Error(`${name} must be an integer >= ${minimum}, got ${show(value)}`);
@@ -27,53 +65,76 @@
     return value;
   }
 
+  // check_dim
   function checkDim(value, name = "dim") {
-    if (!isInt(value) || value <= 0 || value % 2) {
-      throw new Error(`${name} must be a positive even integer, got ${show(value)}`);
+    if (!isInt(value)) throw new Error(`${name} must be a positive even integer, got ${show(value)}`);
+    if (value <= 0 || value % 2) {
+      throw new Error(
+        `${name} must be a positive even integer (pairs of sin/cos or of rotated coordinates), got ${show(value)}`,
+      );
     }
     return value;
   }
 
+  // check_positive_float: the value is a float from here on, so it reads "1.0".
   function checkPositive(name, value, minimum = null) {
     if (typeof value !== "number" || Number.isNaN(value)) {
       throw new Error(`${name} must be a finite real number, got ${show(value)}`);
     }
-    if (!Number.isFinite(value)) throw new Error(`${name} must be finite, got ${show(value)}`);
+    if (!Number.isFinite(value)) throw new Error(`${name} must be finite, got ${pyFloat(value)}`);
     if (minimum === null ? value <= 0 : value < minimum) {
-      throw new Error(`${name} must be ${minimum === null ? "> 0" : ">= " + minimum}, got ${value}`);
+      const bound = minimum === null ? "> 0" : `>= ${pyFloat(minimum)}`;
+      throw new Error(`${name} must be ${bound}, got ${pyFloat(value)}`);
     }
     return value;
   }
 
+  // check_base
   function checkBase(value) {
     checkPositive("base", value);
-    if (value <= 1) throw new Error(`base must be a finite number > 1, got ${value}`);
+    if (value <= 1) {
+      throw new Error(`base must be a finite number > 1 (10000 in the paper), got ${pyFloat(value)}`);
+    }
     return value;
   }
 
+  // check_bool
   function checkBool(name, value) {
-    if (typeof value !== "boolean") throw new Error(`${name} must be true or false, got ${show(value)}`);
+    if (typeof value !== "boolean") throw new Error(`${name} must be True or False, got ${show(value)}`);
     return value;
   }
 
   const checkFactor = (value) => checkPositive("factor", value, 1);
 
+  // rope_scaling._check_ntk_dim
   function checkNtkDim(value) {
     checkDim(value);
     // One pair: omega_0 = 1 for every base, so the base has nothing to change.
-    if (value < 4) throw new Error(`dim must be an even integer >= 4 for NTK scaling, got ${value}`);
+    if (value < 4) throw new Error(`dim must be an even integer >= 4 for NTK scaling, got ${show(value)}`);
     return value;
   }
 
+  // rope_scaling._check_factor_list
   function checkFactorList(name, values, pairs) {
     if (!Array.isArray(values) && !ArrayBuffer.isView(values)) {
-      throw new Error(`${name} must be a list of ${pairs} positive numbers, got ${show(values)}`);
+      throw new Error(`${name} must be a list of ${pairs} positive numbers, got ${show(values, true)}`);
     }
     if (values.length !== pairs) {
       throw new Error(`${name} must have dim // 2 = ${pairs} entries (one per rotary pair), got ${values.length}`);
     }
     values.forEach((v, i) => checkPositive(`${name}[${i}]`, v));
     return Float64Array.from(values);
+  }
+
+  // RotaryEmbedding's head_dim and rotary_dim
+  function checkRotaryDim(headDim, rotaryDim) {
+    checkDim(headDim, "head_dim");
+    checkDim(rotaryDim, "rotary_dim");
+    if (rotaryDim > headDim) {
+      throw new Error(
+        `rotary_dim must be an even integer <= head_dim=${headDim} (the coordinates past it are passed through), got ${rotaryDim}`,
+      );
+    }
   }
 
   // --------------------------------------------------------------- frequencies (absolute.py)
@@ -153,7 +214,7 @@
     checkPositive("beta_fast", betaFast);
     checkPositive("beta_slow", betaSlow);
     if (!(betaFast > betaSlow)) {
-      throw new Error(`beta_fast must be > beta_slow (32 and 1 in the paper), got beta_fast=${betaFast}, beta_slow=${betaSlow}`);
+      throw new Error(`beta_fast must be > beta_slow (32 and 1 in the paper), got beta_fast=${pyFloat(betaFast)}, beta_slow=${pyFloat(betaSlow)}`);
     }
     checkBool("truncate", truncate);
     let attention = params.attention_factor ?? null;
@@ -176,7 +237,7 @@
     checkPositive("low_freq_factor", low);
     checkPositive("high_freq_factor", high);
     if (high < low) {
-      throw new Error(`high_freq_factor must be >= low_freq_factor (4 and 1 in Llama 3.1), got high_freq_factor=${high}, low_freq_factor=${low}`);
+      throw new Error(`high_freq_factor must be >= low_freq_factor (4 and 1 in Llama 3.1), got high_freq_factor=${pyFloat(high)}, low_freq_factor=${pyFloat(low)}`);
     }
     checkInt("original_max_len", originalMaxLen, 1);
     const omega = invFreq(dim, base);
@@ -208,12 +269,18 @@
     let factor = params.factor ?? null;
     if (factor === null) {
       if ((params.max_len ?? null) === null) {
-        throw new Error("longrope needs factor, or max_len to derive it as max_len / original_max_len");
+        throw new Error(
+          "longrope needs factor, or max_len to derive it as max_len / original_max_len " +
+            "(HF: max_position_embeddings / original_max_position_embeddings)",
+        );
       }
       checkInt("max_len", params.max_len, 1);
       factor = params.max_len / originalMaxLen;
       if (factor < 1) {
-        throw new Error(`max_len=${params.max_len} must be >= original_max_len=${originalMaxLen}`);
+        throw new Error(
+          `max_len=${params.max_len} must be >= original_max_len=${originalMaxLen} ` +
+            `(the derived factor max_len / original_max_len is ${pyG(factor)} < 1)`,
+        );
       }
     }
     checkFactor(factor);
@@ -311,6 +378,10 @@
     decayBound,
     selfScore,
     fullTurns,
+    checkInt,
+    checkRotaryDim,
+    pyFloat,
+    pyG,
   };
   if (typeof module === "object" && module.exports) module.exports = api;
   else root.posencRef = api;

@@ -1,8 +1,10 @@
 """Figure functions for the site and the notebooks, one module per page family.
 
 Every figure on the site is drawn by a function here, at build time. A function decorated with
-:func:`site_figure` is rendered by the site's figure hook to ``figures/<name>.svg``; the same
-functions take parameters so that the notebooks can redraw them for another base or width.
+:func:`site_figure` is rendered by the site's figure hook to ``figures/<name>.svg``; the one
+decorated with :func:`figure_facts` right after it computes the numbers the figure's alt text
+states. The figure functions take parameters so that the notebooks can redraw them for another
+base or width.
 
 The modules follow the pages:
 
@@ -10,7 +12,10 @@ The modules follow the pages:
 - ``plots.properties``: distances, dot products, uniqueness, wavelengths (``properties.md``).
 - ``plots.relative``: T5 buckets, Shaw clipping, ALiBi biases (``relative.md``).
 - ``plots.rope``: the rotation of a pair, the long-term decay (``rope.md``).
+- ``plots.rope_design``: heads built from fast and slow pairs (``rope_design.md``).
 - ``plots.rope_scaling``: wavelengths under each context-extension method (``rope_scaling.md``).
+- ``plots.rope_extension``: a fitted score extrapolated and interpolated, the distances Self-Extend
+  and ReRoPE feed the rotation (``rope_extension.md``).
 - ``plots.precision``: float32 against float64 angles (``precision.md``).
 - ``plots.check``: a RoPE's error per position, a model's wavelengths (``check.md``, and
   ``python -m posenc_ref inspect --plot``).
@@ -27,7 +32,15 @@ part of the package: they live beside the benchmarks, in ``benchmarks/figures.py
 matplotlib (nor scikit-learn) until a figure is drawn: each function imports what it needs.
 """
 
-from ._registry import SITE_FIGURES, render_svg, site_figure
+from ._registry import (
+    FIGURE_FACTS,
+    SITE_FIGURES,
+    default_of,
+    figure_facts,
+    render_svg,
+    sci,
+    site_figure,
+)
 from .absolute import (
     frequency_curve,
     heatmap,
@@ -54,6 +67,7 @@ from .beyond_rope import (
     xpos_decay_default,
 )
 from .check import (
+    check_allowance,
     error_positions,
     hf_rope_error,
     hf_rope_error_fns,
@@ -68,6 +82,8 @@ from .models import (
 from .precision import (
     angle_precision,
     angle_precision_data,
+    float32_angle_errors,
+    hf_float32_inv_freq,
 )
 from .properties import (
     binary_vs_sinusoidal,
@@ -108,6 +124,16 @@ from .rope import (
     rope_decay_bound,
     rope_rotation,
 )
+from .rope_design import (
+    built_heads,
+    semantic_head,
+    slow_pairs,
+)
+from .rope_extension import (
+    extension_positions,
+    pi_fit,
+    pi_fit_data,
+)
 from .rope_scaling import (
     context_extension,
 )
@@ -115,6 +141,10 @@ from .rope_scaling import (
 __all__ = [
     "SITE_FIGURES",
     "site_figure",
+    "FIGURE_FACTS",
+    "figure_facts",
+    "default_of",
+    "sci",
     "render_svg",
     "heatmap",
     "heatmap_128x8",
@@ -147,9 +177,18 @@ __all__ = [
     "rope_rotation",
     "rope_decay_bound",
     "rope_decay",
+    "semantic_head",
+    "built_heads",
+    "slow_pairs",
     "context_extension",
+    "pi_fit_data",
+    "pi_fit",
+    "extension_positions",
+    "hf_float32_inv_freq",
+    "float32_angle_errors",
     "angle_precision_data",
     "angle_precision",
+    "check_allowance",
     "error_positions",
     "rope_error_curves",
     "rope_error_plot",

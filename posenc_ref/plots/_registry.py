@@ -1,7 +1,21 @@
-"""The registry of site figures, and their rendering to deterministic SVG."""
+"""The registry of site figures and of the numbers their alt texts state; rendering to SVG.
+
+A figure is registered twice, side by side in the module that draws it:
+
+- :func:`site_figure` registers a no-argument drawing function as ``figures/<name>``;
+- :func:`figure_facts` registers, right after it, a no-argument function that returns the
+  numbers the figure's alt text states, formatted, computed from the same functions and defaults
+  that draw the figure.
+
+A page writes those numbers as placeholders, ``![... falls to {at_50} at distance 50
+...](figures/rope_decay.svg)``, and the site's hook (``hooks/alt_text.py``) fills them from
+:data:`FIGURE_FACTS`. A number in an alt text is a claim like any other on the page, so it is
+computed, never typed.
+"""
 
 from __future__ import annotations
 
+import inspect
 import io
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -11,6 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SITE_FIGURES: dict[str, Callable[[], Figure]] = {}
 """Site figures: output name (``"heatmap_128x8.svg"``) to a no-argument drawing function."""
+
+FIGURE_FACTS: dict[str, Callable[[], dict[str, str]]] = {}
+"""Alt-text numbers: figure name to a no-argument function returning ``{placeholder: text}``."""
 
 
 # Deterministic SVG: fixed hash salt for ids, text drawn as paths (no font lookup in the browser).
@@ -27,6 +44,36 @@ def site_figure(name: str) -> Callable[[Callable[[], Figure]], Callable[[], Figu
         return make
 
     return register
+
+
+def figure_facts(
+    name: str,
+) -> Callable[[Callable[[], dict[str, str]]], Callable[[], dict[str, str]]]:
+    """Register a no-argument function as the source of the alt-text numbers of ``name``.
+
+    The figure must be registered first (:func:`site_figure`, just above in the same module).
+    """
+
+    def register(facts: Callable[[], dict[str, str]]) -> Callable[[], dict[str, str]]:
+        if name not in SITE_FIGURES:
+            raise ValueError(f"facts for {name!r}, which is not a registered site figure")
+        if name in FIGURE_FACTS:
+            raise ValueError(f"the facts of site figure {name!r} are registered twice")
+        FIGURE_FACTS[name] = facts
+        return facts
+
+    return register
+
+
+def default_of(function: Callable, parameter: str):
+    """The default of ``function``'s ``parameter``: the value the site figure draws with."""
+    return inspect.signature(function).parameters[parameter].default
+
+
+def sci(value: float) -> str:
+    """``0.0016`` -> ``"2e-3"``: one significant digit, as the alt texts write small numbers."""
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def render_svg(make: Callable[[], Figure]) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _TABLE_CMAP, _pyplot, _table_image
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, sci, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -97,10 +97,31 @@ def heatmap_128x8() -> Figure:
     return heatmap(128, 8)
 
 
+@figure_facts("heatmap_128x8.svg")
+def _heatmap_128x8_facts() -> dict[str, str]:
+    from ..absolute import wavelengths
+
+    return {"pair1_wavelength": f"{float(wavelengths(8, 10000.0)[1]):.0f}"}
+
+
 @site_figure("heatmap_10x4_base100.svg")
 def heatmap_10x4_base100() -> Figure:
     """Draw the 10 x 4 table with base 100, values written in the cells."""
     return heatmap(10, 4, 100.0)
+
+
+@figure_facts("heatmap_10x4_base100.svg")
+def _heatmap_10x4_facts() -> dict[str, str]:
+    import torch
+
+    from ..absolute import sinusoidal
+
+    table = sinusoidal(10, 4, 100.0, dtype=torch.float64)
+    return {
+        "col2_last": f"{float(table[-1, 2]):.2f}",
+        "col3_last": f"{float(table[-1, 3]):.2f}",
+        "row1": ", ".join(f"{float(v):.4f}" for v in table[1]),
+    }
 
 
 @site_figure("heatmap_1000x512.svg")
@@ -289,6 +310,14 @@ def inv_freq_512() -> Figure:
     return frequency_curve()
 
 
+@figure_facts("inv_freq.svg")
+def _inv_freq_facts() -> dict[str, str]:
+    from ..absolute import inv_freq
+
+    omega = inv_freq(default_of(frequency_curve, "dim"), default_of(frequency_curve, "base"))
+    return {"at_200": f"{float(omega[100]):.2f}", "last": sci(float(omega[-1]))}
+
+
 def waves(
     num_positions: int = 160,
     dim: int = 128,
@@ -352,3 +381,11 @@ def waves(
 def waves_default() -> Figure:
     """Four pairs of a dim-128 table over 160 positions."""
     return waves()
+
+
+@figure_facts("waves.svg")
+def _waves_facts() -> dict[str, str]:
+    from ..absolute import wavelengths
+
+    lam = wavelengths(default_of(waves, "dim"), default_of(waves, "base"))
+    return {f"pair{i}": f"{float(lam[i]):.1f}" for i in default_of(waves, "pairs")}

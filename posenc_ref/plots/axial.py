@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot, _table_image
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -76,3 +76,28 @@ def axial_pair_angles(
 @site_figure("axial_pair_angles.svg")
 def _site_axial_pair_angles() -> Figure:
     return axial_pair_angles()
+
+
+@figure_facts("axial_pair_angles.svg")
+def _axial_pair_angles_facts() -> dict[str, str]:
+    from ..axial import axial_inv_freq, grid_positions
+
+    (top, top_base), (bottom, bottom_base) = default_of(axial_pair_angles, "schemes")
+    dim, pair = default_of(axial_pair_angles, "dim"), default_of(axial_pair_angles, "pair")
+    height, width = default_of(axial_pair_angles, "height"), default_of(axial_pair_angles, "width")
+    twin = pair + dim // 4
+
+    def steps(scheme, base):  # radians per row for the pair, per column for its twin
+        omega = axial_inv_freq(dim, base, scheme)
+        grid = grid_positions(height, width, scheme)
+        row_step, col_step = float(grid[width, 0] - grid[0, 0]), float(grid[1, 1] - grid[0, 1])
+        return float(omega[pair]) * row_step, float(omega[twin]) * col_step
+
+    top_row, top_col = steps(top, top_base)
+    bottom_row, bottom_col = steps(bottom, bottom_base)
+    return {
+        "top_row": f"{top_row:.3f}",
+        "top_col": f"{top_col:.3f}",
+        "bottom_row": f"{bottom_row:.3f}",
+        "bottom_col": f"{bottom_col:.3f}",
+    }

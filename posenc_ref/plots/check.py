@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import figure_facts, sci, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..rope import RotaryEmbedding
 
 __all__ = [
+    "check_allowance",
     "error_positions",
     "rope_error_curves",
     "rope_error_plot",
@@ -27,6 +28,53 @@ __all__ = [
     "spec_wavelengths",
     "llama31_wavelengths",
 ]
+
+
+def check_allowance(
+    reference: RotaryEmbedding, positions: torch.Tensor, *, float32_angles: bool = True
+) -> torch.Tensor:
+    r"""The conformance check's allowance for a pair of norm 1, per position and pair.
+
+    What :func:`posenc_ref.testing.assert_rope_equal` allows each rotated coordinate to differ
+    from the float64 expectation, for an input pair of norm 1 (radians, for small errors):
+    its error model evaluated, not restated (``posenc_ref.testing._plan``). With
+    ``float32_angles=False`` only the rounding of the result remains; the difference between
+    the two is the float32-angle term, the bound the precision page uses.
+
+    Parameters
+    ----------
+    reference
+        A :class:`~posenc_ref.RotaryEmbedding`.
+    positions
+        1-D integer positions ``(P,)``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(P, rotary_dim // 2)`` float64.
+    """
+    import torch
+
+    from ..testing._model import _reference_model
+    from ..testing._plan import _allowance
+
+    positions = torch.as_tensor(positions).to("cpu", torch.int64)
+    r = reference.rotary_dim
+    first = torch.arange(r // 2)  # the first coordinate of each pair, in the layout
+    first = 2 * first if reference.layout == "interleaved" else first
+    x = torch.zeros(positions.numel(), reference.head_dim, dtype=torch.float64)
+    x[:, first] = 1.0  # every pair (1, 0): norm 1
+    allowed = _allowance(
+        _reference_model(reference),
+        x,
+        positions,
+        int(positions.max()) + 1,
+        torch.float32,
+        float32_angles=float32_angles,
+        rtol=None,
+        atol=0.0,
+    )
+    return allowed[:, first]
 
 
 def error_positions(max_log2: int = 20, per_octave: int = 4) -> torch.Tensor:
@@ -62,23 +110,17 @@ def rope_error_curves(
         :func:`posenc_ref.testing.assert_rope_equal`, its largest value over the pairs plus the
         8 float32 roundings) and ``rounding`` (the allowance without the angle term, a float).
     """
-    import torch
-
     from ..testing import rope_error
-    from ..testing._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
 
     positions = error_positions() if positions is None else positions
     errors = {label: rope_error(fn, reference, positions).numpy() for label, fn in fns.items()}
-    omega = reference.frequencies(int(positions.max()) + 1).inv_freq
-    m = positions.to(torch.float64)[:, None]
-    u32 = UNIT_ROUNDOFF[torch.float32]
-    angle = ANGLE_MARGIN * u32 * m * omega * (torch.log(1 / omega) + ANGLE_ULPS)
-    rounding = OUTPUT_ROUNDINGS * u32
+    allowance = check_allowance(reference, positions).amax(dim=1)
+    rounding = check_allowance(reference, positions[:1], float32_angles=False).max()
     return {
         "positions": positions.numpy(),
         "errors": errors,
-        "allowance": (rounding + angle.amax(dim=1)).numpy(),
-        "rounding": rounding,
+        "allowance": allowance.numpy(),
+        "rounding": float(rounding),
     }
 
 
@@ -201,6 +243,21 @@ def _site_hf_rope_error() -> Figure:
     return hf_rope_error()
 
 
+@figure_facts("check_hf_error.svg")
+def _hf_rope_error_facts() -> dict[str, str]:
+    import numpy as np
+
+    curves = rope_error_curves(*hf_rope_error_fns())
+    hf, ours = curves["errors"].values()  # HF first, as the figure's legend lists them
+    return {
+        "last_position": f"{int(curves['positions'][-1]):,}",
+        "hf_first": sci(float(hf[0])),
+        "hf_last": sci(float(hf[-1])),
+        "ours": sci(float(ours.max())),
+        "margin": f"{float(np.median(curves['allowance'] / hf)):.0f}",
+    }
+
+
 def spec_wavelengths(spec: object) -> Figure:
     r"""Per-pair wavelength of a model's RoPE, against the plain base and its context lengths.
 
@@ -269,3 +326,16 @@ def llama31_wavelengths() -> Figure:
 @site_figure("check_inspect_llama31.svg")
 def _site_llama31_wavelengths() -> Figure:
     return llama31_wavelengths()
+
+
+@figure_facts("check_inspect_llama31.svg")
+def _llama31_wavelengths_facts() -> dict[str, str]:
+    from ..models import released_config, rope_spec
+
+    spec = rope_spec(released_config("Llama 3.1"))
+    return {
+        "base": f"{spec.base:g}",
+        "factor": f"{spec.factor:g}",
+        "original": str(spec.original_max_len),
+        "max_len": str(spec.max_len),
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -81,3 +81,16 @@ def zoo_wavelengths(rows: list[dict] | None = None) -> Figure:
 @site_figure("zoo_wavelengths.svg")
 def _site_zoo_wavelengths() -> Figure:
     return zoo_wavelengths()
+
+
+@figure_facts("zoo_wavelengths.svg")
+def _zoo_wavelengths_facts() -> dict[str, str]:
+    import numpy as np
+
+    from ..models import zoo_rows
+
+    rows = default_of(zoo_wavelengths, "rows")
+    rows = zoo_rows() if rows is None else rows  # None: every released family, as drawn
+    omega = [row["spec"].inv_freq.numpy() for row in rows]
+    lam = np.concatenate([2 * np.pi / w[w > 0] for w in omega])  # frequency 0 is not drawn
+    return {"shortest": f"{lam.min():.1f}", "longest": f"{lam.max() / 1e6:.0f} million"}

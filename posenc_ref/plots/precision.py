@@ -8,16 +8,89 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, sci, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import torch
     from matplotlib.figure import Figure
 
 __all__ = [
+    "hf_float32_inv_freq",
+    "float32_angle_errors",
     "angle_precision_data",
     "angle_precision",
 ]
+
+
+def hf_float32_inv_freq(dim: int, base: float = 10000.0) -> torch.Tensor:
+    r"""The frequencies as HF transformers computes them: a float32 power of a float32 exponent.
+
+    ``1 / base ** (arange(0, dim, 2) / dim)`` with the exponent and the power in float32, the
+    recipe of transformers' default ``rope_type`` (and of most tutorial code). The exponent
+    :math:`2i/d` is rounded unless :math:`d/2` is a power of two, and the power multiplies that
+    rounding by :math:`\ln(1/\omega_i)`. Tested bit for bit against transformers' own
+    ``inv_freq`` buffer.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(dim // 2,)`` float32.
+    """
+    import torch
+
+    from .._checks import check_base, check_dim
+
+    dim, base = check_dim("dim", dim), check_base("base", base)
+    exponent = torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float32) / dim
+    return 1.0 / (base**exponent)
+
+
+def float32_angle_errors(
+    dim: int, base: float = 10000.0, positions: torch.Tensor | None = None
+) -> dict[str, torch.Tensor]:
+    r"""The error of float32 angles formed as transformers forms them, and two bounds for it.
+
+    The angle :math:`t\,\hat\omega_i` is the float32 product of the position and
+    :func:`hf_float32_inv_freq`, compared with the exact :math:`t\,\omega_i` (float64).
+
+    Parameters
+    ----------
+    dim, base
+        The rotary width and the base.
+    positions
+        1-D integer positions ``(P,)``; default: the 64 positions below each power of two from
+        :math:`2^7` to :math:`2^{20}`.
+
+    Returns
+    -------
+    dict
+        ``positions`` ``(P,)``; ``error`` ``(P, dim/2)``, the absolute angle error in radians;
+        ``naive`` ``(P, dim/2)``, the bound :math:`t\,\omega_i\,2^{-23}` (two roundings of
+        :math:`2^{-24}`); ``allowance`` ``(P, dim/2)``, the float32-angle term of the conformance
+        check's error model (:func:`~posenc_ref.plots.check_allowance`).
+    """
+    import torch
+
+    from ..absolute import inv_freq
+    from ..rope import RotaryEmbedding
+    from .check import check_allowance
+
+    if positions is None:
+        positions = torch.cat([torch.arange(2**k - 64, 2**k) for k in range(7, 21)])
+    positions = torch.as_tensor(positions).to(torch.int64)
+    omega = inv_freq(dim, base)  # float64, (dim/2,)
+    exact = positions.double()[:, None] * omega  # (P, dim/2)
+    float32 = positions.float()[:, None] * hf_float32_inv_freq(dim, base)  # transformers' product
+    reference = RotaryEmbedding(dim, base=base)
+    with_angles = check_allowance(reference, positions)
+    without = check_allowance(reference, positions, float32_angles=False)
+    return {
+        "positions": positions,
+        "error": (float32.double() - exact).abs(),
+        "naive": exact * 2.0**-23,
+        "allowance": with_angles - without,
+    }
 
 
 def angle_precision_data(
@@ -29,8 +102,9 @@ def angle_precision_data(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Max abs error of two float32 cos/sin tables against a float64 table, per position.
 
-    The "float32 angles" table forms ``position * inv_freq`` in float32 (as the common tutorial
-    code and HF transformers do); posenc_ref's table (:func:`posenc_ref.rope_cos_sin`) forms
+    The "float32 angles" table forms ``position * inv_freq`` in float32 with the frequencies of
+    :func:`hf_float32_inv_freq`, as HF transformers and the common tutorial code do; posenc_ref's
+    table (:func:`posenc_ref.rope_cos_sin`) forms
     the angles in float64 and casts only cos and sin. The reference is the float64 table,
     whose own angle error is at most about ``position * 2**-52`` radians (4e-9 at 2**24), far
     below both curves.
@@ -62,7 +136,7 @@ def angle_precision_data(
     omega = inv_freq(dim, base)  # float64, (dim/2,)
     pos = torch.from_numpy(positions)
     angles64 = torch.outer(pos.double(), omega)  # the reference, (P_all, dim/2)
-    angles32 = torch.outer(pos.float(), omega.float())  # the float32 recipe
+    angles32 = torch.outer(pos.float(), hf_float32_inv_freq(dim, base))  # transformers' recipe
     cos_true, sin_true = torch.cos(angles64), torch.sin(angles64)
     err32 = torch.maximum(
         (torch.cos(angles32).double() - cos_true).abs(),
@@ -80,7 +154,11 @@ def angle_precision_data(
 
 
 def angle_precision(dim: int = 128, base: float = 10000.0, max_log2: int = 24) -> Figure:
-    """Draw :func:`angle_precision_data` on log-log axes, with a ``position * 2**-24`` guide.
+    """Draw :func:`angle_precision_data` on log-log axes, with the bound on float32 angles.
+
+    The bound is the float32-angle term of the conformance check's error model
+    (:func:`float32_angle_errors`), its largest value over the pairs at each position; a dashed
+    ``position * 2**-24`` line is the guide for one rounding of the largest angle.
 
     Returns
     -------
@@ -91,6 +169,11 @@ def angle_precision(dim: int = 128, base: float = 10000.0, max_log2: int = 24) -
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     ax.loglog(positions, err32, "o-", ms=3, lw=1, color="C3", label="float32 angles")
     ax.loglog(positions, err_ref, "s-", ms=3, lw=1, color="C0", label="posenc_ref (float64 angles)")
+    import torch
+
+    bound = float32_angle_errors(dim, base, torch.from_numpy(positions))["allowance"].amax(dim=1)
+    allowed = "bound on the float32 angle error (check page)"
+    ax.loglog(positions, bound.numpy(), color="0.25", lw=1, ls=":", label=allowed)
     guide = r"position $\times 2^{-24}$"
     ax.loglog(positions, positions * 2.0**-24, color="0.5", lw=0.8, ls="--", label=guide)
     ax.set_xlabel("position")
@@ -105,3 +188,20 @@ def angle_precision(dim: int = 128, base: float = 10000.0, max_log2: int = 24) -
 @site_figure("angle_precision.svg")
 def _site_angle_precision() -> Figure:
     return angle_precision()
+
+
+@figure_facts("angle_precision.svg")
+def _angle_precision_facts() -> dict[str, str]:
+    import torch
+
+    dim, base = default_of(angle_precision, "dim"), default_of(angle_precision, "base")
+    starts, float32_angles, ours = angle_precision_data(dim, base)
+    bound = float32_angle_errors(dim, base, torch.from_numpy(starts))["allowance"].amax(dim=1)
+    return {
+        "margin": f"{float((bound / torch.from_numpy(float32_angles)).median()):.0f}",
+        "first": sci(float32_angles[0]),
+        "first_position": f"{int(starts[0]):,}",
+        "last": f"{float32_angles[-1]:.1f}",
+        "last_position": f"{int(starts[-1]):,}",
+        "ours": sci(ours.max()),
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot, _table_image
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, sci, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -149,6 +149,21 @@ def dot_product_offset_default() -> Figure:
     return dot_product_vs_offset()
 
 
+@figure_facts("dot_product_offset.svg")
+def _dot_product_facts() -> dict[str, str]:
+    from ..absolute import offset_dot_product
+
+    base = default_of(dot_product_vs_offset, "base")
+    offsets = range(1, default_of(dot_product_vs_offset, "max_offset") + 1)  # the curve is even
+    facts = {}
+    for dim in default_of(dot_product_vs_offset, "dims"):
+        values = [offset_dot_product(dim, base, k) / (dim / 2) for k in offsets]
+        low = min(values)
+        facts[f"d{dim}_min"] = f"{low:.2f}"
+        facts[f"d{dim}_at"] = str(offsets[values.index(low)])
+    return facts
+
+
 def neighbour_distance(
     num_positions: int = 1000,
     dim: int = 500,
@@ -194,6 +209,17 @@ def neighbour_distance_default() -> Figure:
     return neighbour_distance()
 
 
+@figure_facts("neighbour_distance.svg")
+def _neighbour_distance_facts() -> dict[str, str]:
+    from ..absolute import adjacent_distance
+
+    dim, base = default_of(neighbour_distance, "dim"), default_of(neighbour_distance, "base")
+    return {
+        f"k{k}": f"{adjacent_distance(dim, base, k):.1f}"
+        for k in default_of(neighbour_distance, "offsets")
+    }
+
+
 def min_distance(
     max_len: int = 100_000, dims: tuple[int, ...] = (2, 4, 8, 16, 64), base: float = 10000.0
 ) -> Figure:
@@ -237,6 +263,25 @@ def min_distance(
 def min_distance_default() -> Figure:
     """Up to 100000 positions, dims 2 to 64."""
     return min_distance()
+
+
+@figure_facts("min_distance.svg")
+def _min_distance_facts() -> dict[str, str]:
+    import numpy as np
+
+    from ..absolute import inv_freq
+
+    max_len, base = default_of(min_distance, "max_len"), default_of(min_distance, "base")
+    offsets = np.arange(1, max_len)
+    facts = {}
+    for dim in default_of(min_distance, "dims"):
+        angles = np.outer(offsets, inv_freq(dim, base).numpy())  # (offsets, pairs)
+        # The closed form of the properties page: the distance at offset k, from any position.
+        distance = np.sqrt(np.maximum(dim - 2 * np.cos(angles).sum(axis=1), 0.0))
+        facts[f"d{dim}"] = sci(distance.min())
+        facts[f"d{dim}_plain"] = f"{distance.min():.1f}"
+        facts[f"d{dim}_length"] = f"{int(offsets[distance.argmin()]) + 1:,}"
+    return facts
 
 
 def projection(
@@ -354,3 +399,11 @@ def wavelength_curve(dim: int = 512, base: float = 10000.0) -> Figure:
 def wavelengths_512() -> Figure:
     """Wavelengths of a dim-512 table."""
     return wavelength_curve()
+
+
+@figure_facts("wavelengths.svg")
+def _wavelengths_facts() -> dict[str, str]:
+    from ..absolute import wavelengths
+
+    dim, base = default_of(wavelength_curve, "dim"), default_of(wavelength_curve, "base")
+    return {"last": f"{float(wavelengths(dim, base)[-1]):,.0f}"}

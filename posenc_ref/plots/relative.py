@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -69,6 +69,27 @@ def t5_buckets_default() -> Figure:
     return t5_buckets()
 
 
+@figure_facts("t5_buckets.svg")
+def _t5_buckets_facts() -> dict[str, str]:
+    import torch
+
+    from ..relative import t5_relative_bucket
+
+    num_buckets = default_of(t5_buckets, "num_buckets")
+    max_distance = default_of(t5_buckets, "max_distance")
+    distance = torch.arange(0, 4 * max_distance)
+    facts = {}
+    for name, bidirectional in (("bidirectional", True), ("causal", False)):
+        buckets = t5_relative_bucket(
+            -distance,
+            bidirectional=bidirectional,
+            num_buckets=num_buckets,
+            max_distance=max_distance,
+        )
+        facts[f"{name}_flat"] = str(int(distance[buckets == buckets.max()].min()))
+    return facts
+
+
 def alibi_heads(num_heads: int = 8, length: int = 12, heads: tuple[int, ...] = (0, 3, 7)) -> Figure:
     """ALiBi's bias matrices for a few heads (causal: future keys masked).
 
@@ -102,3 +123,13 @@ def alibi_heads(num_heads: int = 8, length: int = 12, heads: tuple[int, ...] = (
 def alibi_bias_default() -> Figure:
     """Heads 0, 3, 7 of 8, 12 positions."""
     return alibi_heads()
+
+
+@figure_facts("alibi_bias.svg")
+def _alibi_facts() -> dict[str, str]:
+    import torch
+
+    from ..relative import alibi_slopes
+
+    slopes = alibi_slopes(default_of(alibi_heads, "num_heads"), dtype=torch.float64)
+    return {f"head{h}": f"{float(slopes[h]):.3g}" for h in default_of(alibi_heads, "heads")}

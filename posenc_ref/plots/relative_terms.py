@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -204,6 +204,21 @@ def fire_interpolation(threshold: float = 64.0, c: float = 0.1, seed: int = 0) -
 def fire_default() -> Figure:
     """L = 64, c = 0.1, an MLP of width 32 with random fixed weights (seed 0)."""
     return fire_interpolation()
+
+
+@figure_facts("fire_interpolation.svg")
+def fire_facts() -> dict[str, str]:
+    import torch
+
+    from ..relative import FireWeights, fire_bias
+
+    threshold = default_of(fire_interpolation, "threshold")
+    c = default_of(fire_interpolation, "c")
+    m = int(threshold // 2)  # the figure's first query, before the threshold
+    one, zero = torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
+    identity = FireWeights(one, zero, one, zero, c, threshold)  # the bias is the MLP's input
+    x = fire_bias(identity, 1, m + 1, dtype=torch.float64)[0, 0]
+    return {"first_query": str(m), "first_end": f"{float(x[0]):.2f}"}
 
 
 def cope_counts(

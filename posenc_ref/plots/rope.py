@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -90,6 +90,21 @@ def rope_rotation(
 @site_figure("rope_rotation.svg")
 def _site_rope_rotation() -> Figure:
     return rope_rotation()
+
+
+@figure_facts("rope_rotation.svg")
+def _rope_rotation_facts() -> dict[str, str]:
+    import math
+
+    from ..absolute import inv_freq
+
+    omega = inv_freq(default_of(rope_rotation, "dim"), default_of(rope_rotation, "base"))
+    last = default_of(rope_rotation, "num_positions") - 1  # the last position drawn
+    facts = {}
+    for i in default_of(rope_rotation, "pairs"):
+        facts[f"omega{i}"] = f"{float(omega[i]):.3g}"
+        facts[f"turns{i}"] = f"{last * float(omega[i]) / (2 * math.pi):.2g}"
+    return facts
 
 
 def rope_decay_bound(
@@ -186,3 +201,21 @@ def rope_decay(dim: int = 128, base: float = 10000.0, max_distance: int = 2**16)
 @site_figure("rope_decay.svg")
 def _site_rope_decay() -> Figure:
     return rope_decay()
+
+
+@figure_facts("rope_decay.svg")
+def _rope_decay_facts() -> dict[str, str]:
+    import numpy as np
+
+    dim, base = default_of(rope_decay, "dim"), default_of(rope_decay, "base")
+    near = rope_decay_bound(np.array([0, 50, 256]), dim, base)
+    # The distances the right panel draws from 4096 on (its geometric grid), not every integer.
+    grid = np.geomspace(4096, default_of(rope_decay, "max_distance"), 1500).round()
+    far = rope_decay_bound(np.unique(grid), dim, base)
+    return {
+        "at_0": f"{near[0]:.1f}",
+        "at_50": f"{near[1]:.1f}",
+        "at_256": f"{near[2]:.1f}",
+        "far_low": f"{far.min():.1f}",
+        "far_high": f"{far.max():.1f}",
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._common import _pyplot
-from ._registry import site_figure
+from ._registry import default_of, figure_facts, site_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -109,3 +109,12 @@ def context_extension(
 @site_figure("context_extension.svg")
 def _site_context_extension() -> Figure:
     return context_extension()
+
+
+@figure_facts("context_extension.svg")
+def _context_extension_facts() -> dict[str, str]:
+    from ..absolute import wavelengths
+
+    dim, base = default_of(context_extension, "dim"), default_of(context_extension, "base")
+    lam = wavelengths(dim, base)
+    return {"first": f"{float(lam[0]):.1f}", "last": f"{float(lam[-1]) / 1e6:.1f} million"}

@@ -356,7 +356,11 @@ def test_page_renders_offline(tab, site, screenshots, page_src):
     page.goto(site.page_url(page_src), wait_until="networkidle")
     _wait_for_math(page)
     found = page.evaluate(_INSPECT_PAGE)
-    page.screenshot(path=str(screenshots / f"{_slug(page_src)}.png"), full_page=True)
+    # A screenshot for a human to look at, not a check: the API page is long (over 1 MB of
+    # HTML), and under load its full-page capture takes more than the default 30 s.
+    page.screenshot(
+        path=str(screenshots / f"{_slug(page_src)}.png"), full_page=True, timeout=180_000
+    )
     assert found["unrendered"] == 0, f"{found['unrendered']} of {found['math']} formulas raw"
     assert found["merrors"] == [], f"MathJax errors: {found['merrors']}"
     assert _raw_tex(found["text"]) == [], "raw TeX in the text"
@@ -482,7 +486,9 @@ def test_nothing_cut_off(tab, site, screenshots, page_src):
         problems += [f"{width} px: {p}" for p in page.evaluate(_OVERFLOW, width >= 1000)]
         if width < 1000:
             shot = screenshots / f"{_slug(page_src)}_{width}.png"
-            page.screenshot(path=str(shot), full_page=True)
+            # An artifact, not a check: as in test_page_renders_offline, a long page's capture
+            # can take more than the default 30 s under load.
+            page.screenshot(path=str(shot), full_page=True, timeout=180_000)
     assert problems == [], "\n".join(problems)
 
 

@@ -146,7 +146,10 @@ def test_api_page_shows_plots_registry_once():
     """The plots section lists only the registry; the figure functions appear in their modules."""
     blocks = _hook("api_page").blocks(ROOT)
     (package,) = [b for b in blocks if b.startswith("::: posenc_ref.plots\n")]
-    assert "members: [SITE_FIGURES, site_figure, render_svg]" in package
+    assert (
+        "members: [SITE_FIGURES, site_figure, FIGURE_FACTS, figure_facts, default_of, sci, "
+        "render_svg]" in package
+    )
     assert "::: posenc_ref.plots.absolute\n    options:\n      heading_level: 3" in blocks
 
 
@@ -171,19 +174,19 @@ def test_search_index_turns_tex_into_text():
 
 
 def test_alt_text_placeholders_are_filled_or_fail(monkeypatch):
-    """Alt-text placeholders come from the figure's FACTS; an unknown one fails the build."""
+    """Alt-text placeholders come from the figure's facts; an unknown one fails the build."""
     from mkdocs.exceptions import PluginError
 
     alt_text = _hook("alt_text")
-    monkeypatch.setitem(alt_text.FACTS, "demo.svg", lambda pkg: {"top": "12.6"})
-    alt_text._cache.clear()
+    alt_text.on_pre_build(None)
+    monkeypatch.setitem(alt_text.registered(), "demo.svg", lambda: {"top": "12.6"})
     page = "![falls to {top} at\ndistance 50](figures/demo.svg) and ![no numbers](figures/x.svg)"
     assert alt_text.fill(page) == (
         "![falls to 12.6 at\ndistance 50](figures/demo.svg) and ![no numbers](figures/x.svg)"
     )
     with pytest.raises(PluginError, match="known values"):
         alt_text.fill("![{bottom}](figures/demo.svg)")
-    with pytest.raises(PluginError, match="no FACTS entry"):
+    with pytest.raises(PluginError, match="no facts are registered"):
         alt_text.fill("![{top}](figures/unknown.svg)")
 
 
@@ -192,7 +195,7 @@ def test_alt_text_facts_match_the_figures_they_describe():
     import math
 
     alt_text = _hook("alt_text")
-    alt_text._cache.clear()
+    alt_text.on_pre_build(None)
     decay = alt_text.facts("rope_decay.svg")
     pairs = [10000.0 ** (-2 * i / 128) for i in range(64)]
     partial, total = 0j, 0.0
@@ -204,3 +207,16 @@ def test_alt_text_facts_match_the_figures_they_describe():
     # formula reaches N - 1 at e * (D / e) ** ((N - e - 1) / (N - e)) = 90.5.
     flat = math.ceil(8 * (128 / 8) ** (7 / 8))
     assert alt_text.facts("t5_buckets.svg")["bidirectional_flat"] == str(flat) == "91"
+
+
+def test_figure_facts_sit_beside_their_figures():
+    """Each figure's alt-text facts are registered in the module that draws it, and only there."""
+    import posenc_ref.plots as plots
+
+    alt_text = _hook("alt_text")
+    assert not hasattr(alt_text, "FACTS")  # the hook fills placeholders; it computes nothing
+    assert plots.FIGURE_FACTS, "no figure registers its facts"
+    for name, facts in plots.FIGURE_FACTS.items():
+        assert facts.__module__ == plots.SITE_FIGURES[name].__module__, name
+    with pytest.raises(ValueError, match="not a registered site figure"):
+        plots.figure_facts("no_such_figure.svg")(lambda: {})
