@@ -1,11 +1,13 @@
 r"""The bug models and their search: each common mistake as a model that predicts the output.
 
-:func:`_hypotheses` builds, for one reference, a :class:`_Hypothesis` per common bug (the other
-pair layout, shifted positions, another base, a missing attention factor, low-precision
-positions or frequencies, ...), each a :class:`~._model._Model`. :func:`_evaluate` runs one on
-the inputs the user's function received and returns its largest error / allowance: at most 1
-means the model reproduces the user's output, and the bug is named. Nothing is inferred from the
-size of an error alone.
+:data:`BUG_MODELS` is the table of the mistakes the diagnosis knows, one row each, in the order
+a report lists them: a title, and a small function of the :class:`Setting` (the reference, the
+calls the user's function received, what was read off its output) that returns the candidate
+models of that mistake (none when it cannot apply, several when it has a parameter: each common
+base, each low-precision dtype). :func:`hypotheses` runs the table; :func:`evaluate` runs one
+candidate on the inputs the user's function received and returns its largest error / allowance:
+at most 1 means the model reproduces the user's output, and the bug is named. Nothing is
+inferred from the size of an error alone. Adding a bug is adding a row.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 
@@ -46,6 +49,60 @@ class _Hypothesis:
     detail: str
     model: _Model
     worst: float = math.inf  # largest error / allowance over every call
+
+
+@dataclass(frozen=True)
+class BugModel:
+    """One row of :data:`BUG_MODELS`: a kind of mistake and how to model it.
+
+    Attributes
+    ----------
+    title : str
+        What the report calls it ("the other pair layout").
+    candidates : callable
+        ``Setting -> iterator of _Hypothesis``: the models of this mistake for one reference
+        (none when it cannot apply to it).
+    """
+
+    title: str
+    candidates: Callable[[Setting], Iterator[_Hypothesis]]
+
+
+class Setting:
+    """What the bug models are built from: the reference, its model and the user's calls."""
+
+    def __init__(self, reference: RotaryEmbedding, calls: list[_Call]) -> None:
+        self.reference = reference
+        self.calls = calls
+        self.ref = _reference_model(reference)
+        self.rotary_dim = reference.rotary_dim
+        self.head_dim = reference.head_dim
+        self.base = reference.base
+        self.layout = self.ref.layout
+        self.other = _other(self.ref.layout)
+        self.attention_factor = float(reference.attention_factor)
+        self.method = getattr(reference, "method", None)
+
+    def hypothesis(self, key: str, title: str, detail: str, **changes) -> _Hypothesis:
+        """A candidate: the reference's model with ``changes``."""
+        return _Hypothesis(key, title, detail, dataclasses.replace(self.ref, **changes))
+
+    @cached_property
+    def fitted(self) -> tuple[torch.Tensor | None, tuple[float, float] | None]:
+        """Frequencies read off the first call's output, and the base fitted to them."""
+        if not self.calls:
+            return None, None
+        omega = _fit_frequencies(
+            self.calls[0], self.layout, self.rotary_dim, _output_layout(self.reference)
+        )
+        fit = None if omega is None else _fitted_base(omega, self.rotary_dim)
+        if fit is not None and not (math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12):
+            fit = None
+        return omega, fit
+
+    def frequencies_for(self, dim: int, base: float) -> Callable[[int], ScaledFrequencies] | None:
+        """The reference's scaling recomputed for another width or base."""
+        return _method_frequencies(self.reference, dim, base)
 
 
 def _layout_words(layout: str, rotary_dim: int) -> str:
@@ -123,80 +180,104 @@ def _fitted_base(omega: torch.Tensor, rotary_dim: int) -> tuple[float, float] | 
     return math.exp(-slope * rotary_dim / 2), offset
 
 
-def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothesis]:
-    ref = _reference_model(reference)
-    r, head_dim, base = reference.rotary_dim, reference.head_dim, reference.base
-    layout, other = ref.layout, _other(ref.layout)
-    a = float(reference.attention_factor)
-    out: list[_Hypothesis] = []
+# --------------------------------------------------------------------------- layouts
 
-    def add(key: str, title: str, detail: str, **changes) -> None:
-        out.append(_Hypothesis(key, title, detail, dataclasses.replace(ref, **changes)))
 
-    add(
+def other_layout(s: Setting) -> Iterator[_Hypothesis]:
+    """The pairs of the other layout rotated."""
+    yield s.hypothesis(
         "layout",
         "the other pair layout",
-        f"your fn rotates {_layout_words(other, r)}; the reference rotates "
-        f"{_layout_words(layout, r)}. If your checkpoint was converted for that layout, build "
-        f"the reference with layout={other!r}; otherwise permute the query/key projection rows "
-        "(posenc_ref.permute_qk_weight) or switch the rotation",
-        layout=other,
+        f"your fn rotates {_layout_words(s.other, s.rotary_dim)}; the reference rotates "
+        f"{_layout_words(s.layout, s.rotary_dim)}. If your checkpoint was converted for that "
+        f"layout, build the reference with layout={s.other!r}; otherwise permute the query/key "
+        "projection rows (posenc_ref.permute_qk_weight) or switch the rotation",
+        layout=s.other,
     )
-    for rotation in (layout, other):
+
+
+def table_layout(s: Setting) -> Iterator[_Hypothesis]:
+    """Either rotation reading a table laid out for the other layout."""
+    for rotation in (s.layout, s.other):
         table = _other(rotation)
-        add(
+        yield s.hypothesis(
             f"table_layout_{rotation}",
             "a cos/sin table laid out for the other layout",
-            f"your fn rotates {_layout_words(rotation, r)} but reads cos/sin from a table laid "
-            f"out for {table} pairs (each frequency "
+            f"your fn rotates {_layout_words(rotation, s.rotary_dim)} but reads cos/sin from a "
+            f"table laid out for {table} pairs (each frequency "
             + ("repeated twice in a row" if table == "interleaved" else "vector repeated twice")
             + "): coordinates of one pair get different angles, which is not a rotation",
             layout=rotation,
             table_layout=table,
         )
-    written = _output_layout(reference)
-    if r > 2:
-        add(
-            "output_order",
-            "results written back in the other order",
-            f"your fn rotates the right pairs but writes the result in {_other(written)} order; "
-            f"the reference writes it in {written} order"
-            + (
-                " (DeepSeek-V3 reads interleaved pairs and writes them in half order)"
-                if written != layout or layout == "interleaved"
-                else ""
-            ),
-            output_layout=_other(written),
-        )
-    add(
+
+
+def output_order(s: Setting) -> Iterator[_Hypothesis]:
+    """The right pairs, written back in the other order (DeepSeek-V3's subtlety)."""
+    if s.rotary_dim <= 2:
+        return
+    written = _output_layout(s.reference)
+    yield s.hypothesis(
+        "output_order",
+        "results written back in the other order",
+        f"your fn rotates the right pairs but writes the result in {_other(written)} order; "
+        f"the reference writes it in {written} order"
+        + (
+            " (DeepSeek-V3 reads interleaved pairs and writes them in half order)"
+            if written != s.layout or s.layout == "interleaved"
+            else ""
+        ),
+        output_layout=_other(written),
+    )
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def shifted_positions(s: Setting) -> Iterator[_Hypothesis]:
+    """Positions off by one, either way."""
+    yield s.hypothesis(
         "shift_plus",
         "positions off by one",
         "your fn rotates position m by the angles of position m + 1 (positions counted from 1, "
         "or an extra token before the first)",
         positions=lambda p: p.to(torch.float64) + 1,
     )
-    add(
+    yield s.hypothesis(
         "shift_minus",
         "positions off by one",
         "your fn rotates position m by the angles of position m - 1",
         positions=lambda p: p.to(torch.float64) - 1,
     )
-    if any(call.window.start > 0 for call in calls):
-        add(
+
+
+def ignored_positions(s: Setting) -> Iterator[_Hypothesis]:
+    """Every call rotated as if it started at 0 (only testable with a call that does not)."""
+    if any(call.window.start > 0 for call in s.calls):
+        yield s.hypothesis(
             "restart",
             "positions ignored",
             "your fn rotates every call as if its positions started at 0 (it ignores the "
             "positions it is given: a KV-cache offset that is never applied)",
             positions=lambda p: p.to(torch.float64) - p[0].to(torch.float64),
         )
-    add(
+
+
+def no_rotation(s: Setting) -> Iterator[_Hypothesis]:
+    """The queries and keys returned unrotated."""
+    reference = s.reference
+    yield s.hypothesis(
         "identity",
         "no rotation at all",
         "your fn returns q and k unrotated",
         positions=lambda p: torch.zeros_like(p, dtype=torch.float64),
         frequencies=lambda n: ScaledFrequencies(reference.frequencies(n).inv_freq, 1.0),
     )
-    add(
+
+
+def other_direction(s: Setting) -> Iterator[_Hypothesis]:
+    """The rotation by minus the angle."""
+    yield s.hypothesis(
         "direction",
         "the rotation in the other direction",
         "your fn rotates by -m w_i: u' = u cos + v sin, v' = v cos - u sin (a conjugated "
@@ -204,63 +285,88 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
         sign=-1.0,
     )
 
-    if r < head_dim:
-        whole = _method_frequencies(reference, head_dim, base)
-        if whole is not None:
-            add(
-                "rotary_dim_ignored",
-                "rotary_dim ignored",
-                f"your fn rotates all {head_dim} coordinates with frequencies for width "
-                f"{head_dim}; the reference rotates the first rotary_dim = {r} and copies the rest",
-                rotary_dim=head_dim,
-                frequencies=whole,
-            )
 
-            def truncated(n: int) -> ScaledFrequencies:
-                freqs = whole(n)
-                return ScaledFrequencies(freqs.inv_freq[: r // 2], freqs.attention_factor)
+# --------------------------------------------------------------------------- widths
 
-            add(
-                "rotary_width",
-                "frequencies computed over head_dim",
-                f"your fn rotates the first {r} coordinates but with w_i = base^(-2i/{head_dim}) "
-                f"(the head width) instead of base^(-2i/{r}) (the rotary width)",
-                frequencies=truncated,
-            )
 
-    copied = _copied_tail(calls, head_dim)
-    if 2 <= head_dim - copied < r and (head_dim - copied) % 2 == 0:
-        narrow = head_dim - copied
-        frequencies = _method_frequencies(reference, narrow, base)
-        if frequencies is not None:
-            add(
-                "partial",
-                "partial rotary",
-                f"your fn rotates only the first {narrow} coordinates (rotary_dim = {narrow}, "
-                f"frequencies for that width) and copies the last {copied}; the reference "
-                f"rotates {r}. Check partial_rotary_factor / rotary_pct in your config (GPT-NeoX's "
-                "config defaults it to 0.25)",
-                rotary_dim=narrow,
-                frequencies=frequencies,
-            )
-    # Frequencies: another base (the common ones and the one fitted from the output), indexed
-    # from 1, computed over the whole head instead of the rotary part.
+def rotary_dim_ignored(s: Setting) -> Iterator[_Hypothesis]:
+    """A partial-rotary reference: the whole head rotated, with the head's frequencies."""
+    if s.rotary_dim >= s.head_dim:
+        return
+    whole = s.frequencies_for(s.head_dim, s.base)
+    if whole is not None:
+        yield s.hypothesis(
+            "rotary_dim_ignored",
+            "rotary_dim ignored",
+            f"your fn rotates all {s.head_dim} coordinates with frequencies for width "
+            f"{s.head_dim}; the reference rotates the first rotary_dim = {s.rotary_dim} and "
+            "copies the rest",
+            rotary_dim=s.head_dim,
+            frequencies=whole,
+        )
+
+
+def head_width_frequencies(s: Setting) -> Iterator[_Hypothesis]:
+    """A partial-rotary reference: the right coordinates, frequencies over the head width."""
+    r = s.rotary_dim
+    if r >= s.head_dim:
+        return
+    whole = s.frequencies_for(s.head_dim, s.base)
+    if whole is None:
+        return
+
+    def truncated(n: int) -> ScaledFrequencies:
+        freqs = whole(n)
+        return ScaledFrequencies(freqs.inv_freq[: r // 2], freqs.attention_factor)
+
+    yield s.hypothesis(
+        "rotary_width",
+        "frequencies computed over head_dim",
+        f"your fn rotates the first {r} coordinates but with w_i = base^(-2i/{s.head_dim}) "
+        f"(the head width) instead of base^(-2i/{r}) (the rotary width)",
+        frequencies=truncated,
+    )
+
+
+def partial_rotary(s: Setting) -> Iterator[_Hypothesis]:
+    """Fewer coordinates rotated than the reference rotates (read off the output's copied tail)."""
+    copied = _copied_tail(s.calls, s.head_dim)
+    narrow = s.head_dim - copied
+    if not (2 <= narrow < s.rotary_dim and narrow % 2 == 0):
+        return
+    frequencies = s.frequencies_for(narrow, s.base)
+    if frequencies is not None:
+        yield s.hypothesis(
+            "partial",
+            "partial rotary",
+            f"your fn rotates only the first {narrow} coordinates (rotary_dim = {narrow}, "
+            f"frequencies for that width) and copies the last {copied}; the reference rotates "
+            f"{s.rotary_dim}. Check partial_rotary_factor / rotary_pct in your config "
+            "(GPT-NeoX's config defaults it to 0.25)",
+            rotary_dim=narrow,
+            frequencies=frequencies,
+        )
+
+
+# --------------------------------------------------------------------------- frequencies
+
+
+def other_base(s: Setting) -> Iterator[_Hypothesis]:
+    """Another base: the common ones and the one fitted from the output (plainest first)."""
+    base = s.base
     bases = list(COMMON_BASES)
-    fit, omega = None, None
-    if calls:
-        omega = _fit_frequencies(calls[0], layout, r, _output_layout(reference))
-        fit = None if omega is None else _fitted_base(omega, r)
-        if fit is not None and math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12:
-            # The fewest significant digits first: 500000 rather than 500012.7.
-            bases = [nice_number(fit[0], d) for d in (1, 2, 3, 4, 5, 6)] + [fit[0], *bases]
+    _, fit = s.fitted
+    if fit is not None:
+        # The fewest significant digits first: 500000 rather than 500012.7.
+        bases = [nice_number(fit[0], d) for d in (1, 2, 3, 4, 5, 6)] + [fit[0], *bases]
     seen = {base}
     for candidate in bases:
-        if candidate in seen or any(abs(candidate / s - 1) < 1e-9 for s in seen):
+        if candidate in seen or any(abs(candidate / b - 1) < 1e-9 for b in seen):
             continue
         seen.add(candidate)
-        frequencies = _method_frequencies(reference, r, candidate)
+        frequencies = s.frequencies_for(s.rotary_dim, candidate)
         if frequencies is None:
-            break
+            return
         note = ""
         if abs(candidate - math.sqrt(base)) < 1e-6 * base:
             note = (
@@ -269,144 +375,240 @@ def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothe
             )
         elif abs(candidate - base * base) < 1e-6 * base * base:
             note = f" ({candidate:.10g} = {base:.10g}^2: half the width in the exponent)"
-        add(
+        yield s.hypothesis(
             f"base_{candidate:g}",
             "a different base",
             f"your fn uses base {candidate:.10g} where the reference has {base:.10g}{note}",
             frequencies=frequencies,
         )
-    if getattr(reference, "method", None) is None:
-        from_one = {base}
-        if fit is not None and math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12:
-            from_one.update(nice_number(fit[0], d) for d in (1, 2, 3, 4))
-        for candidate in sorted(from_one):
-            # Indexed from 1 keeps the width: w_i = base^(-2(i+1)/r), i = 0 .. r/2 - 1.
-            omega = candidate ** (-2.0 * torch.arange(1, r // 2 + 1, dtype=torch.float64) / r)
-            words = "" if candidate == base else f" and base {candidate:.10g}"
-            add(
-                f"from_one_{candidate:g}",
-                "frequencies indexed from 1",
-                f"your fn uses w_i = base^(-2(i+1)/d){words}: pair 0 turns at base^(-2/d) = "
-                f"{fmt(float(omega[0]))} rad per position instead of 1 (an index starting at 1, "
-                "e.g. w_n = base^(-2n/d) for n = 1..d/2)",
-                frequencies=_fixed(ScaledFrequencies(omega, a)),
-            )
 
-    # Every plain frequency divided by one constant c (position interpolation by c), c read off
-    # the output: what a "scaling" that forgets which pairs to leave alone does.
-    if omega is not None and bool((omega > 0).all()):
-        plain_omega = _inv_freq(r, base)
-        c = float((plain_omega / omega).median())
-        # c = base^(2/d) is frequencies indexed from 1, named above
-        from_one_c = abs(c / base ** (2 / r) - 1) < 1e-3
-        if math.isfinite(c) and c > 0 and abs(c - 1) > 1e-6 and not from_one_c:
-            factor = getattr(reference, "scaling_params", {}).get("factor")
-            note = ""
-            if factor and abs(c / factor ** (r / (r - 2)) - 1) < 1e-3:
-                note = (
-                    f" = factor^(d/(d-2)) = {factor:g}^({r}/{r - 2}): NTK-aware's exponent applied "
-                    "to every frequency instead of to the base, so even pair 0 is interpolated"
-                )
-            add(
-                "all_divided",
-                "every frequency divided by one constant",
-                f"your fn divides every plain frequency base^(-2i/d) by {nice_number(c, 4):g}"
-                f"{note} (position interpolation by that factor)",
-                frequencies=_fixed(ScaledFrequencies(plain_omega / c, a)),
-            )
+
+def indexed_from_one(s: Setting) -> Iterator[_Hypothesis]:
+    """Plain references: w_i = base^(-2(i+1)/d), with the reference's or the fitted base."""
+    if s.method is not None:
+        return
+    r = s.rotary_dim
+    from_one = {s.base}
+    _, fit = s.fitted
+    if fit is not None:
+        from_one.update(nice_number(fit[0], d) for d in (1, 2, 3, 4))
+    for candidate in sorted(from_one):
+        # Indexed from 1 keeps the width: w_i = base^(-2(i+1)/r), i = 0 .. r/2 - 1.
+        omega = candidate ** (-2.0 * torch.arange(1, r // 2 + 1, dtype=torch.float64) / r)
+        words = "" if candidate == s.base else f" and base {candidate:.10g}"
+        yield s.hypothesis(
+            f"from_one_{candidate:g}",
+            "frequencies indexed from 1",
+            f"your fn uses w_i = base^(-2(i+1)/d){words}: pair 0 turns at base^(-2/d) = "
+            f"{fmt(float(omega[0]))} rad per position instead of 1 (an index starting at 1, "
+            "e.g. w_n = base^(-2n/d) for n = 1..d/2)",
+            frequencies=_fixed(ScaledFrequencies(omega, s.attention_factor)),
+        )
+
+
+def all_divided(s: Setting) -> Iterator[_Hypothesis]:
+    """Every plain frequency divided by one constant c read off the output.
+
+    What a "scaling" that forgets which pairs to leave alone does (position interpolation by c).
+    """
+    omega, _ = s.fitted
+    if omega is None or not bool((omega > 0).all()):
+        return
+    r = s.rotary_dim
+    plain_omega = _inv_freq(r, s.base)
+    c = float((plain_omega / omega).median())
+    from_one_c = abs(c / s.base ** (2 / r) - 1) < 1e-3  # frequencies indexed from 1: its own row
+    if not (math.isfinite(c) and c > 0 and abs(c - 1) > 1e-6) or from_one_c:
+        return
+    factor = getattr(s.reference, "scaling_params", {}).get("factor")
+    note = ""
+    if factor and abs(c / factor ** (r / (r - 2)) - 1) < 1e-3:
+        note = (
+            f" = factor^(d/(d-2)) = {factor:g}^({r}/{r - 2}): NTK-aware's exponent applied to "
+            "every frequency instead of to the base, so even pair 0 is interpolated"
+        )
+    yield s.hypothesis(
+        "all_divided",
+        "every frequency divided by one constant",
+        f"your fn divides every plain frequency base^(-2i/d) by {nice_number(c, 4):g}{note} "
+        "(position interpolation by that factor)",
+        frequencies=_fixed(ScaledFrequencies(plain_omega / c, s.attention_factor)),
+    )
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def _with_factor(s: Setting, factor: float) -> Callable[[int], ScaledFrequencies]:
+    reference_freqs = s.reference.frequencies
+    return lambda n: ScaledFrequencies(reference_freqs(n).inv_freq, factor)
+
+
+def factor_missing(s: Setting) -> Iterator[_Hypothesis]:
+    """The attention factor left out of cos and sin."""
+    a = s.attention_factor
     if a != 1.0:
-        reference_freqs = reference.frequencies
-
-        def with_factor(factor: float) -> Callable[[int], ScaledFrequencies]:
-            return lambda n: ScaledFrequencies(reference_freqs(n).inv_freq, factor)
-
-        add(
+        yield s.hypothesis(
             "factor_missing",
             "the attention factor missing",
             f"your fn does not multiply cos and sin by the attention factor {fmt(a)} (its pair "
             "norms are unchanged by the rotation)",
-            frequencies=with_factor(1.0),
+            frequencies=_with_factor(s, 1.0),
         )
-        add(
+
+
+def factor_doubled(s: Setting) -> Iterator[_Hypothesis]:
+    """The attention factor applied twice."""
+    a = s.attention_factor
+    if a != 1.0:
+        yield s.hypothesis(
             "factor_doubled",
             "the attention factor applied twice",
             f"your fn scales by {fmt(a)}^2 = {fmt(a * a)} instead of {fmt(a)} (the factor "
             "applied to the table and again to q and k, or a value that already held it)",
-            frequencies=with_factor(a * a),
+            frequencies=_with_factor(s, a * a),
         )
-    method = getattr(reference, "method", None)
-    if method is not None:
-        plain = _fixed(ScaledFrequencies(_inv_freq(r, base), 1.0))
-        if method == "static" and getattr(reference, "spec", None) is not None:
-            method = reference.spec.rope_type  # from_hf_config: the config's name for it
-        add(
-            "scaling_missing",
-            "the scaling method not applied",
-            f"your fn uses plain RoPE frequencies (base {base:.10g}, attention factor 1): the "
-            f"reference's {method!r} scaling is missing",
-            frequencies=plain,
+
+
+def _method_name(s: Setting) -> str | None:
+    if s.method == "static" and getattr(s.reference, "spec", None) is not None:
+        return s.reference.spec.rope_type  # from_hf_config: the config's name for it
+    return s.method
+
+
+def scaling_missing(s: Setting) -> Iterator[_Hypothesis]:
+    """Plain RoPE frequencies where the reference scales them."""
+    if s.method is None:
+        return
+    yield s.hypothesis(
+        "scaling_missing",
+        "the scaling method not applied",
+        f"your fn uses plain RoPE frequencies (base {s.base:.10g}, attention factor 1): the "
+        f"reference's {_method_name(s)!r} scaling is missing",
+        frequencies=_fixed(ScaledFrequencies(_inv_freq(s.rotary_dim, s.base), 1.0)),
+    )
+
+
+def _short_and_long(s: Setting):
+    """The frequencies inside the original context and past it, if the method switches."""
+    if s.method is None:
+        return None
+    context = _original_context(s.reference)
+    if context is None:
+        return None
+    factor = s.reference.scaling_params.get("factor")
+    longer = max(int(math.ceil(factor * context)) if factor else context + 1, context + 1)
+    short, long_ = s.reference.frequencies(0), s.reference.frequencies(longer)
+    if torch.equal(short.inv_freq, long_.inv_freq):
+        return None
+    return context, longer, short, long_
+
+
+def length_never(s: Setting) -> Iterator[_Hypothesis]:
+    """A length-dependent method kept at its original-context frequencies."""
+    switch = _short_and_long(s)
+    if switch is not None:
+        context, _, short, _ = switch
+        yield s.hypothesis(
+            "length_never",
+            "the length-dependent switch never made",
+            f"your fn keeps the original-context frequencies of {_method_name(s)!r} past "
+            f"{context} positions, where the reference switches per call",
+            frequencies=_fixed(short),
         )
-        short, long_ = reference.frequencies(0), None
-        context = _original_context(reference)
-        if context is not None:
-            factor = reference.scaling_params.get("factor")
-            longer = int(math.ceil(factor * context)) if factor else context + 1
-            long_ = reference.frequencies(max(longer, context + 1))
-        if long_ is not None and not torch.equal(short.inv_freq, long_.inv_freq):
-            add(
-                "length_never",
-                "the length-dependent switch never made",
-                f"your fn keeps the original-context frequencies of {method!r} past "
-                f"{context} positions, where the reference switches per call",
-                frequencies=_fixed(short),
-            )
-            add(
-                "length_always",
-                "the extended frequencies at every length",
-                f"your fn uses the extended frequencies of {method!r} (length {longer}) for every "
-                "call, also inside the original context (vLLM's static 'dynamic' NTK does this)",
-                frequencies=_fixed(long_),
-            )
-    f32, bf16, f16 = torch.float32, torch.bfloat16, torch.float16
-    why = {
-        "positions": {
-            bf16: "bfloat16 keeps 8 significant bits: above 256 positions step by 2 (257 "
-            "becomes 256), and the step doubles with every power of two",
-            f16: "float16 keeps 11 significant bits (positions above 2048 step by 2) and "
-            "overflows to infinity past 65504",
-        },
-        "inv_freq": {
-            bf16: "each frequency is off by up to 2^-8 of itself, so the angle error grows "
-            "with the position (a module cast with .to(torch.bfloat16) does this)",
-            f16: "each frequency is off by up to 2^-11 of itself, so the angle error grows "
-            "with the position (a module cast with .half() does this)",
-        },
-        "angles": {
-            bf16: "each angle keeps 8 significant bits, so the error grows with the position "
-            "(autocast around the angle product does this)",
-            f16: "each angle keeps 11 significant bits and overflows past 65504, so the error "
-            "grows with the position (autocast around the angle product does this)",
-        },
-        "cos/sin tables": {
-            bf16: "every cos and sin is rounded to 8 significant bits: an error of about 4e-3 "
-            "at every position",
-            f16: "every cos and sin is rounded to 11 significant bits: an error of about 5e-4 "
-            "at every position",
-        },
-    }
-    for what, slot in (("positions", 0), ("inv_freq", 1), ("angles", 2), ("cos/sin tables", 3)):
-        for low in (bf16, f16):
-            precision = [f32, f32, f32, f32]
+
+
+def length_always(s: Setting) -> Iterator[_Hypothesis]:
+    """A length-dependent method at its extended frequencies for every call."""
+    switch = _short_and_long(s)
+    if switch is not None:
+        _, longer, _, long_ = switch
+        yield s.hypothesis(
+            "length_always",
+            "the extended frequencies at every length",
+            f"your fn uses the extended frequencies of {_method_name(s)!r} (length {longer}) for "
+            "every call, also inside the original context (vLLM's static 'dynamic' NTK does this)",
+            frequencies=_fixed(long_),
+        )
+
+
+# --------------------------------------------------------------------------- precision
+
+_F32, _BF16, _F16 = torch.float32, torch.bfloat16, torch.float16
+_SLOTS = ("positions", "inv_freq", "angles", "cos/sin tables")  # the order of _Model.precision
+_WHY = {
+    "positions": {
+        _BF16: "bfloat16 keeps 8 significant bits: above 256 positions step by 2 (257 becomes "
+        "256), and the step doubles with every power of two",
+        _F16: "float16 keeps 11 significant bits (positions above 2048 step by 2) and overflows "
+        "to infinity past 65504",
+    },
+    "inv_freq": {
+        _BF16: "each frequency is off by up to 2^-8 of itself, so the angle error grows with "
+        "the position (a module cast with .to(torch.bfloat16) does this)",
+        _F16: "each frequency is off by up to 2^-11 of itself, so the angle error grows with "
+        "the position (a module cast with .half() does this)",
+    },
+    "angles": {
+        _BF16: "each angle keeps 8 significant bits, so the error grows with the position "
+        "(autocast around the angle product does this)",
+        _F16: "each angle keeps 11 significant bits and overflows past 65504, so the error grows "
+        "with the position (autocast around the angle product does this)",
+    },
+    "cos/sin tables": {
+        _BF16: "every cos and sin is rounded to 8 significant bits: an error of about 4e-3 at "
+        "every position",
+        _F16: "every cos and sin is rounded to 11 significant bits: an error of about 5e-4 at "
+        "every position",
+    },
+}
+
+
+def low_precision(s: Setting) -> Iterator[_Hypothesis]:
+    """One quantity of the common float32 pipeline held in bfloat16 or float16."""
+    for slot, what in enumerate(_SLOTS):
+        for low in (_BF16, _F16):
+            precision = [_F32] * 4
             precision[slot] = low
-            add(
+            yield s.hypothesis(
                 f"precision_{what}_{_dtype_name(low)}",
                 f"{what} in {_dtype_name(low)}",
-                f"your fn holds the {what} in {_dtype_name(low)}: {why[what][low]}. Keep "
+                f"your fn holds the {what} in {_dtype_name(low)}: {_WHY[what][low]}. Keep "
                 "positions and frequencies in float32 or better, and form the angles in float64 "
                 "where you can",
                 precision=tuple(precision),
             )
-    return out
+
+
+# --------------------------------------------------------------------------- the table
+
+BUG_MODELS: dict[str, BugModel] = {
+    "layout": BugModel("the other pair layout", other_layout),
+    "table_layout": BugModel("a cos/sin table laid out for the other layout", table_layout),
+    "output_order": BugModel("results written back in the other order", output_order),
+    "shifted_positions": BugModel("positions off by one", shifted_positions),
+    "ignored_positions": BugModel("positions ignored", ignored_positions),
+    "no_rotation": BugModel("no rotation at all", no_rotation),
+    "direction": BugModel("the rotation in the other direction", other_direction),
+    "rotary_dim_ignored": BugModel("rotary_dim ignored", rotary_dim_ignored),
+    "head_width": BugModel("frequencies computed over head_dim", head_width_frequencies),
+    "partial": BugModel("partial rotary", partial_rotary),
+    "base": BugModel("a different base", other_base),
+    "from_one": BugModel("frequencies indexed from 1", indexed_from_one),
+    "all_divided": BugModel("every frequency divided by one constant", all_divided),
+    "factor_missing": BugModel("the attention factor missing", factor_missing),
+    "factor_doubled": BugModel("the attention factor applied twice", factor_doubled),
+    "scaling_missing": BugModel("the scaling method not applied", scaling_missing),
+    "length_never": BugModel("the length-dependent switch never made", length_never),
+    "length_always": BugModel("the extended frequencies at every length", length_always),
+    "precision": BugModel("a quantity held in bfloat16 or float16", low_precision),
+}
+"""Bug name to its row, in the order a report lists the matches."""
+
+
+def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothesis]:
+    setting = Setting(reference, calls)
+    return [h for row in BUG_MODELS.values() for h in row.candidates(setting)]
 
 
 def _copied_tail(calls: list[_Call], head_dim: int) -> int:
