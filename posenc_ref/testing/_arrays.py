@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from .._checks import check_dim, check_layout
-from ._model import _dtype_name, _pair_index, _partner
+from ._model import dtype_name, pair_index, partner
 
 __all__ = ["qk_fn", "positions_fn", "offset_fn", "table_fn", "ARRAY_LIBRARIES"]
 
@@ -44,13 +44,13 @@ RopeFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Sequence[torch.Ten
 ARRAY_LIBRARIES = {"torch": None, "numpy": "numpy", "jax": "jax.numpy", "mlx": "mlx.core"}
 
 
-def _check_arrays(arrays: object) -> str:
+def check_arrays(arrays: object) -> str:
     if arrays not in ARRAY_LIBRARIES:
         raise ValueError(f"arrays must be one of {tuple(ARRAY_LIBRARIES)}, got {arrays!r}")
     return arrays  # type: ignore[return-value]
 
 
-def _ml_dtypes():
+def ml_dtypes_module():
     try:
         return importlib.import_module("ml_dtypes")
     except ImportError as error:
@@ -69,7 +69,7 @@ def to_library(t: torch.Tensor, arrays: str):
         return t
     t = t.detach().to("cpu").contiguous().clone()  # a copy: fn may write into its input
     if arrays == "numpy" and t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(_ml_dtypes().bfloat16)
+        return t.view(torch.int16).numpy().view(ml_dtypes_module().bfloat16)
     namespace = importlib.import_module(ARRAY_LIBRARIES[arrays])
     return namespace.from_dlpack(t)
 
@@ -126,7 +126,7 @@ def check_outputs(
             )
         if out.dtype != x.dtype:
             raise AssertionError(
-                f"fn returned {name}_rot as {_dtype_name(out.dtype)} for {_dtype_name(x.dtype)} "
+                f"fn returned {name}_rot as {dtype_name(out.dtype)} for {dtype_name(x.dtype)} "
                 f"input {where}: a rotation should return its input's dtype"
             )
         outputs.append(out)
@@ -143,13 +143,13 @@ def call_qk(
     return q_rot.detach().to("cpu", torch.float64), k_rot.detach().to("cpu", torch.float64)
 
 
-def _check_callable(fn: object, form: str) -> Callable:
+def check_callable(fn: object, form: str) -> Callable:
     if not callable(fn):
         raise TypeError(f"fn must be callable as {form}, got {type(fn).__name__}")
     return fn
 
 
-def _runs(positions: torch.Tensor) -> list[tuple[int, int]]:
+def consecutive_runs(positions: torch.Tensor) -> list[tuple[int, int]]:
     """``(start, count)`` of each run of consecutive positions, in order."""
     p = positions.tolist()
     runs, start = [], 0
@@ -160,19 +160,20 @@ def _runs(positions: torch.Tensor) -> list[tuple[int, int]]:
     return runs
 
 
-class _Adapter:
+class Adapter:
     """A user's function in another calling convention, called as ``fn(q, k, positions)``."""
 
     form = ""
+    name = ""  # the public function that makes it
 
     def __init__(self, fn: Callable, arrays: str) -> None:
-        self.fn = _check_callable(fn, self.form)
-        self.arrays = _check_arrays(arrays)
+        self.fn = check_callable(fn, self.form)
+        self.arrays = check_arrays(arrays)
         self.max_position: int | None = None
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
-        return f"{type(self).__name__.lstrip('_')}({name}, arrays={self.arrays!r})"
+        return f"{self.name}({name}, arrays={self.arrays!r})"
 
     def one(self, x: torch.Tensor, positions: torch.Tensor) -> object:
         raise NotImplementedError
@@ -181,7 +182,8 @@ class _Adapter:
         return self.one(q, positions), self.one(k, positions)
 
 
-class _QK(_Adapter):
+class QKAdapter(Adapter):
+    name = "qk_fn"
     form = "fn(q, k, positions) -> (q_rot, k_rot)"
 
     def __call__(self, q, k, positions):
@@ -189,20 +191,22 @@ class _QK(_Adapter):
         return self.fn(q, k, positions)
 
 
-class _Positions(_Adapter):
+class PositionsAdapter(Adapter):
+    name = "positions_fn"
     form = "fn(x, positions) -> x_rot"
 
     def one(self, x, positions):
         return self.fn(to_library(x, self.arrays), to_library(positions, self.arrays))
 
 
-class _Offset(_Adapter):
+class OffsetAdapter(Adapter):
+    name = "offset_fn"
     form = "fn(x, offset) -> x_rot"
 
     def one(self, x, positions):
         # One call per run of consecutive positions (the property checks use several runs).
         pieces = []
-        for start, count in _runs(positions):
+        for start, count in consecutive_runs(positions):
             block = to_library(x[..., start : start + count, :], self.arrays)
             pieces.append(to_torch(self.fn(block, int(positions[start])), "x_rot"))
         if len(pieces) == 1:
@@ -228,7 +232,7 @@ def qk_fn(fn: Callable, *, arrays: str) -> RopeFn:
     callable
         ``fn(q, k, positions)`` on torch tensors, for every check of the kit.
     """
-    return _QK(fn, arrays)
+    return QKAdapter(fn, arrays)
 
 
 def positions_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
@@ -249,7 +253,7 @@ def positions_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
     callable
         ``fn(q, k, positions)`` on torch tensors.
     """
-    return _Positions(fn, arrays)
+    return PositionsAdapter(fn, arrays)
 
 
 def offset_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
@@ -283,10 +287,10 @@ def offset_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
     ...     return rope(x, x, offset=offset)[0]
     >>> assert_rope_equal(offset_fn(rotate), rope)
     """
-    return _Offset(fn, arrays)
+    return OffsetAdapter(fn, arrays)
 
 
-class _Table(_Adapter):
+class TableAdapter(Adapter):
     form = "a cos/sin table"
 
     def __init__(self, cos, sin, layout: str, rotary_dim: int | None) -> None:
@@ -307,7 +311,7 @@ class _Table(_Adapter):
 
     def __repr__(self) -> str:
         rows, width = self.cos.shape
-        return f"table_fn(cos/sin {rows} x {width} {_dtype_name(self.cos.dtype)}, {self.layout})"
+        return f"table_fn(cos/sin {rows} x {width} {dtype_name(self.cos.dtype)}, {self.layout})"
 
     def one(self, x, positions):
         width, head_dim = self.cos.shape[1], x.shape[-1]
@@ -330,11 +334,11 @@ class _Table(_Adapter):
         cos = self.cos.to("cpu", torch.float64)[rows]
         sin = self.sin.to("cpu", torch.float64)[rows]
         if width == r // 2:  # one value per pair: spread it over the pair's two coordinates
-            index = _pair_index(self.layout, r)
+            index = pair_index(self.layout, r)
             cos, sin = cos[:, index], sin[:, index]
         x64 = x.to("cpu", torch.float64)
         xr = x64[..., :r]
-        rotated = xr * cos + _partner(xr, self.layout) * sin
+        rotated = xr * cos + partner(xr, self.layout) * sin
         out = torch.cat([rotated, x64[..., r:]], dim=-1)
         return out.to(x.dtype).to(x.device)
 
@@ -366,4 +370,4 @@ def table_fn(cos, sin, *, layout: str, rotary_dim: int | None = None) -> RopeFn:
     callable
         ``fn(q, k, positions)`` on torch tensors.
     """
-    return _Table(cos, sin, layout, rotary_dim)
+    return TableAdapter(cos, sin, layout, rotary_dim)

@@ -26,15 +26,15 @@ from ..rope import RotaryEmbedding
 from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
 from ._common import fmt, nice_number
 from ._model import (
-    _dtype_name,
-    _Model,
-    _other,
-    _output_layout,
-    _pairs,
-    _predict,
-    _reference_model,
+    Model,
+    dtype_name,
+    other_layout,
+    pair_parts,
+    predict,
+    reference_model,
+    written_layout,
 )
-from ._plan import _allowance, _Call, _excess, _original_context
+from ._plan import Call, excess_ratio, original_context, rope_allowance
 
 # Bases people use (GPT-NeoX/Llama 2, Llama 3, Qwen2, Mistral's 1e6, gpt-oss's 150000, ...) and
 # 100 = sqrt(10000), the base an exponent of -i/d instead of -2i/d amounts to. Each one is tried
@@ -43,11 +43,11 @@ COMMON_BASES = (100.0, 10000.0, 50000.0, 100000.0, 150000.0, 500000.0, 1e6, 5e6,
 
 
 @dataclass
-class _Hypothesis:
+class Hypothesis:
     key: str
     title: str
     detail: str
-    model: _Model
+    model: Model
     worst: float = math.inf  # largest error / allowance over every call
 
 
@@ -60,52 +60,52 @@ class BugModel:
     title : str
         What the report calls it ("the other pair layout").
     candidates : callable
-        ``Setting -> iterator of _Hypothesis``: the models of this mistake for one reference
+        ``Setting -> iterator of Hypothesis``: the models of this mistake for one reference
         (none when it cannot apply to it).
     """
 
     title: str
-    candidates: Callable[[Setting], Iterator[_Hypothesis]]
+    candidates: Callable[[Setting], Iterator[Hypothesis]]
 
 
 class Setting:
     """What the bug models are built from: the reference, its model and the user's calls."""
 
-    def __init__(self, reference: RotaryEmbedding, calls: list[_Call]) -> None:
+    def __init__(self, reference: RotaryEmbedding, calls: list[Call]) -> None:
         self.reference = reference
         self.calls = calls
-        self.ref = _reference_model(reference)
+        self.ref = reference_model(reference)
         self.rotary_dim = reference.rotary_dim
         self.head_dim = reference.head_dim
         self.base = reference.base
         self.layout = self.ref.layout
-        self.other = _other(self.ref.layout)
+        self.other = other_layout(self.ref.layout)
         self.attention_factor = float(reference.attention_factor)
         self.method = getattr(reference, "method", None)
 
-    def hypothesis(self, key: str, title: str, detail: str, **changes) -> _Hypothesis:
+    def hypothesis(self, key: str, title: str, detail: str, **changes) -> Hypothesis:
         """A candidate: the reference's model with ``changes``."""
-        return _Hypothesis(key, title, detail, dataclasses.replace(self.ref, **changes))
+        return Hypothesis(key, title, detail, dataclasses.replace(self.ref, **changes))
 
     @cached_property
     def fitted(self) -> tuple[torch.Tensor | None, tuple[float, float] | None]:
         """Frequencies read off the first call's output, and the base fitted to them."""
         if not self.calls:
             return None, None
-        omega = _fit_frequencies(
-            self.calls[0], self.layout, self.rotary_dim, _output_layout(self.reference)
+        omega = fit_frequencies(
+            self.calls[0], self.layout, self.rotary_dim, written_layout(self.reference)
         )
-        fit = None if omega is None else _fitted_base(omega, self.rotary_dim)
+        fit = None if omega is None else fitted_base(omega, self.rotary_dim)
         if fit is not None and not (math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12):
             fit = None
         return omega, fit
 
     def frequencies_for(self, dim: int, base: float) -> Callable[[int], ScaledFrequencies] | None:
         """The reference's scaling recomputed for another width or base."""
-        return _method_frequencies(self.reference, dim, base)
+        return method_frequencies(self.reference, dim, base)
 
 
-def _layout_words(layout: str, rotary_dim: int) -> str:
+def layout_words(layout: str, rotary_dim: int) -> str:
     if layout == "interleaved":
         return "pairs (2i, 2i+1), the interleaved layout (RoFormer, Meta's Llama, torchtune)"
     return (
@@ -114,17 +114,17 @@ def _layout_words(layout: str, rotary_dim: int) -> str:
     )
 
 
-def _fixed(freqs: ScaledFrequencies) -> Callable[[int], ScaledFrequencies]:
+def fixed(freqs: ScaledFrequencies) -> Callable[[int], ScaledFrequencies]:
     return lambda seq_len: freqs
 
 
-def _method_frequencies(
+def method_frequencies(
     reference: RotaryEmbedding, dim: int, base: float
 ) -> Callable[[int], ScaledFrequencies] | None:
     """The reference's scaling method, recomputed for another width or base (None if unknown)."""
     method = getattr(reference, "method", None)
     if method is None:
-        return _fixed(ScaledFrequencies(_inv_freq(dim, base), 1.0))
+        return fixed(ScaledFrequencies(_inv_freq(dim, base), 1.0))
     if method not in SCALING_METHODS:
         return None  # a ScaledFrequencies given directly: no formula to recompute
     function = SCALING_METHODS[method]
@@ -135,11 +135,11 @@ def _method_frequencies(
         freqs = function(dim, base, **params)
     except (TypeError, ValueError):
         return None
-    return _fixed(freqs)
+    return fixed(freqs)
 
 
-def _fit_frequencies(
-    call: _Call, layout: str, rotary_dim: int, output_layout: str | None = None
+def fit_frequencies(
+    call: Call, layout: str, rotary_dim: int, output_layout: str | None = None
 ) -> torch.Tensor | None:
     """Per-pair frequencies read off the user's output at positions 1, 2, 4, ... (float64).
 
@@ -149,8 +149,8 @@ def _fit_frequencies(
     """
     if call.window.start != 0 or call.window.stop < 3:
         return None
-    u, v = _pairs(call.inputs[0], layout, rotary_dim)
-    u2, v2 = _pairs(call.outputs[0], output_layout or layout, rotary_dim)
+    u, v = pair_parts(call.inputs[0], layout, rotary_dim)
+    u2, v2 = pair_parts(call.outputs[0], output_layout or layout, rotary_dim)
     phi = torch.atan2(u * v2 - v * u2, u * u2 + v * v2)  # (batch, heads, n, pairs)
     phi = phi.flatten(0, -3).median(dim=0).values  # (n, pairs)
     omega = phi[1].clone()
@@ -162,7 +162,7 @@ def _fit_frequencies(
     return omega
 
 
-def _fitted_base(omega: torch.Tensor, rotary_dim: int) -> tuple[float, float] | None:
+def fitted_base(omega: torch.Tensor, rotary_dim: int) -> tuple[float, float] | None:
     """``(base, offset)`` from ``ln w_i = offset + slope * i`` over pairs ``i >= 1``.
 
     ``base = exp(-slope * rotary_dim / 2)``; ``offset`` is 0 for ``w_i = base^(-2i/d)`` and equal
@@ -183,27 +183,27 @@ def _fitted_base(omega: torch.Tensor, rotary_dim: int) -> tuple[float, float] | 
 # --------------------------------------------------------------------------- layouts
 
 
-def other_layout(s: Setting) -> Iterator[_Hypothesis]:
+def layout_swapped(s: Setting) -> Iterator[Hypothesis]:
     """The pairs of the other layout rotated."""
     yield s.hypothesis(
         "layout",
         "the other pair layout",
-        f"your fn rotates {_layout_words(s.other, s.rotary_dim)}; the reference rotates "
-        f"{_layout_words(s.layout, s.rotary_dim)}. If your checkpoint was converted for that "
+        f"your fn rotates {layout_words(s.other, s.rotary_dim)}; the reference rotates "
+        f"{layout_words(s.layout, s.rotary_dim)}. If your checkpoint was converted for that "
         f"layout, build the reference with layout={s.other!r}; otherwise permute the query/key "
         "projection rows (posenc_ref.permute_qk_weight) or switch the rotation",
         layout=s.other,
     )
 
 
-def table_layout(s: Setting) -> Iterator[_Hypothesis]:
+def table_layout(s: Setting) -> Iterator[Hypothesis]:
     """Either rotation reading a table laid out for the other layout."""
     for rotation in (s.layout, s.other):
-        table = _other(rotation)
+        table = other_layout(rotation)
         yield s.hypothesis(
             f"table_layout_{rotation}",
             "a cos/sin table laid out for the other layout",
-            f"your fn rotates {_layout_words(rotation, s.rotary_dim)} but reads cos/sin from a "
+            f"your fn rotates {layout_words(rotation, s.rotary_dim)} but reads cos/sin from a "
             f"table laid out for {table} pairs (each frequency "
             + ("repeated twice in a row" if table == "interleaved" else "vector repeated twice")
             + "): coordinates of one pair get different angles, which is not a rotation",
@@ -212,29 +212,29 @@ def table_layout(s: Setting) -> Iterator[_Hypothesis]:
         )
 
 
-def output_order(s: Setting) -> Iterator[_Hypothesis]:
+def output_order(s: Setting) -> Iterator[Hypothesis]:
     """The right pairs, written back in the other order (DeepSeek-V3's subtlety)."""
     if s.rotary_dim <= 2:
         return
-    written = _output_layout(s.reference)
+    written = written_layout(s.reference)
     yield s.hypothesis(
         "output_order",
         "results written back in the other order",
-        f"your fn rotates the right pairs but writes the result in {_other(written)} order; "
+        f"your fn rotates the right pairs but writes the result in {other_layout(written)} order; "
         f"the reference writes it in {written} order"
         + (
             " (DeepSeek-V3 reads interleaved pairs and writes them in half order)"
             if written != s.layout or s.layout == "interleaved"
             else ""
         ),
-        output_layout=_other(written),
+        output_layout=other_layout(written),
     )
 
 
 # --------------------------------------------------------------------------- positions
 
 
-def shifted_positions(s: Setting) -> Iterator[_Hypothesis]:
+def shifted_positions(s: Setting) -> Iterator[Hypothesis]:
     """Positions off by one, either way."""
     yield s.hypothesis(
         "shift_plus",
@@ -251,7 +251,7 @@ def shifted_positions(s: Setting) -> Iterator[_Hypothesis]:
     )
 
 
-def ignored_positions(s: Setting) -> Iterator[_Hypothesis]:
+def ignored_positions(s: Setting) -> Iterator[Hypothesis]:
     """Every call rotated as if it started at 0 (only testable with a call that does not)."""
     if any(call.window.start > 0 for call in s.calls):
         yield s.hypothesis(
@@ -263,7 +263,7 @@ def ignored_positions(s: Setting) -> Iterator[_Hypothesis]:
         )
 
 
-def no_rotation(s: Setting) -> Iterator[_Hypothesis]:
+def no_rotation(s: Setting) -> Iterator[Hypothesis]:
     """The queries and keys returned unrotated."""
     reference = s.reference
     yield s.hypothesis(
@@ -275,7 +275,7 @@ def no_rotation(s: Setting) -> Iterator[_Hypothesis]:
     )
 
 
-def other_direction(s: Setting) -> Iterator[_Hypothesis]:
+def other_direction(s: Setting) -> Iterator[Hypothesis]:
     """The rotation by minus the angle."""
     yield s.hypothesis(
         "direction",
@@ -289,7 +289,7 @@ def other_direction(s: Setting) -> Iterator[_Hypothesis]:
 # --------------------------------------------------------------------------- widths
 
 
-def rotary_dim_ignored(s: Setting) -> Iterator[_Hypothesis]:
+def rotary_dim_ignored(s: Setting) -> Iterator[Hypothesis]:
     """A partial-rotary reference: the whole head rotated, with the head's frequencies."""
     if s.rotary_dim >= s.head_dim:
         return
@@ -306,7 +306,7 @@ def rotary_dim_ignored(s: Setting) -> Iterator[_Hypothesis]:
         )
 
 
-def head_width_frequencies(s: Setting) -> Iterator[_Hypothesis]:
+def head_width_frequencies(s: Setting) -> Iterator[Hypothesis]:
     """A partial-rotary reference: the right coordinates, frequencies over the head width."""
     r = s.rotary_dim
     if r >= s.head_dim:
@@ -328,9 +328,9 @@ def head_width_frequencies(s: Setting) -> Iterator[_Hypothesis]:
     )
 
 
-def partial_rotary(s: Setting) -> Iterator[_Hypothesis]:
+def partial_rotary(s: Setting) -> Iterator[Hypothesis]:
     """Fewer coordinates rotated than the reference rotates (read off the output's copied tail)."""
-    copied = _copied_tail(s.calls, s.head_dim)
+    copied = copied_tail(s.calls, s.head_dim)
     narrow = s.head_dim - copied
     if not (2 <= narrow < s.rotary_dim and narrow % 2 == 0):
         return
@@ -351,7 +351,7 @@ def partial_rotary(s: Setting) -> Iterator[_Hypothesis]:
 # --------------------------------------------------------------------------- frequencies
 
 
-def other_base(s: Setting) -> Iterator[_Hypothesis]:
+def other_base(s: Setting) -> Iterator[Hypothesis]:
     """Another base: the common ones and the one fitted from the output (plainest first)."""
     base = s.base
     bases = list(COMMON_BASES)
@@ -383,7 +383,7 @@ def other_base(s: Setting) -> Iterator[_Hypothesis]:
         )
 
 
-def indexed_from_one(s: Setting) -> Iterator[_Hypothesis]:
+def indexed_from_one(s: Setting) -> Iterator[Hypothesis]:
     """Plain references: w_i = base^(-2(i+1)/d), with the reference's or the fitted base."""
     if s.method is not None:
         return
@@ -402,11 +402,11 @@ def indexed_from_one(s: Setting) -> Iterator[_Hypothesis]:
             f"your fn uses w_i = base^(-2(i+1)/d){words}: pair 0 turns at base^(-2/d) = "
             f"{fmt(float(omega[0]))} rad per position instead of 1 (an index starting at 1, "
             "e.g. w_n = base^(-2n/d) for n = 1..d/2)",
-            frequencies=_fixed(ScaledFrequencies(omega, s.attention_factor)),
+            frequencies=fixed(ScaledFrequencies(omega, s.attention_factor)),
         )
 
 
-def all_divided(s: Setting) -> Iterator[_Hypothesis]:
+def all_divided(s: Setting) -> Iterator[Hypothesis]:
     """Every plain frequency divided by one constant c read off the output.
 
     What a "scaling" that forgets which pairs to leave alone does (position interpolation by c).
@@ -432,19 +432,19 @@ def all_divided(s: Setting) -> Iterator[_Hypothesis]:
         "every frequency divided by one constant",
         f"your fn divides every plain frequency base^(-2i/d) by {nice_number(c, 4):g}{note} "
         "(position interpolation by that factor)",
-        frequencies=_fixed(ScaledFrequencies(plain_omega / c, s.attention_factor)),
+        frequencies=fixed(ScaledFrequencies(plain_omega / c, s.attention_factor)),
     )
 
 
 # --------------------------------------------------------------------------- scaling
 
 
-def _with_factor(s: Setting, factor: float) -> Callable[[int], ScaledFrequencies]:
+def with_factor(s: Setting, factor: float) -> Callable[[int], ScaledFrequencies]:
     reference_freqs = s.reference.frequencies
     return lambda n: ScaledFrequencies(reference_freqs(n).inv_freq, factor)
 
 
-def factor_missing(s: Setting) -> Iterator[_Hypothesis]:
+def factor_missing(s: Setting) -> Iterator[Hypothesis]:
     """The attention factor left out of cos and sin."""
     a = s.attention_factor
     if a != 1.0:
@@ -453,11 +453,11 @@ def factor_missing(s: Setting) -> Iterator[_Hypothesis]:
             "the attention factor missing",
             f"your fn does not multiply cos and sin by the attention factor {fmt(a)} (its pair "
             "norms are unchanged by the rotation)",
-            frequencies=_with_factor(s, 1.0),
+            frequencies=with_factor(s, 1.0),
         )
 
 
-def factor_doubled(s: Setting) -> Iterator[_Hypothesis]:
+def factor_doubled(s: Setting) -> Iterator[Hypothesis]:
     """The attention factor applied twice."""
     a = s.attention_factor
     if a != 1.0:
@@ -466,17 +466,17 @@ def factor_doubled(s: Setting) -> Iterator[_Hypothesis]:
             "the attention factor applied twice",
             f"your fn scales by {fmt(a)}^2 = {fmt(a * a)} instead of {fmt(a)} (the factor "
             "applied to the table and again to q and k, or a value that already held it)",
-            frequencies=_with_factor(s, a * a),
+            frequencies=with_factor(s, a * a),
         )
 
 
-def _method_name(s: Setting) -> str | None:
+def method_name(s: Setting) -> str | None:
     if s.method == "static" and getattr(s.reference, "spec", None) is not None:
         return s.reference.spec.rope_type  # from_hf_config: the config's name for it
     return s.method
 
 
-def scaling_missing(s: Setting) -> Iterator[_Hypothesis]:
+def scaling_missing(s: Setting) -> Iterator[Hypothesis]:
     """Plain RoPE frequencies where the reference scales them."""
     if s.method is None:
         return
@@ -484,16 +484,16 @@ def scaling_missing(s: Setting) -> Iterator[_Hypothesis]:
         "scaling_missing",
         "the scaling method not applied",
         f"your fn uses plain RoPE frequencies (base {s.base:.10g}, attention factor 1): the "
-        f"reference's {_method_name(s)!r} scaling is missing",
-        frequencies=_fixed(ScaledFrequencies(_inv_freq(s.rotary_dim, s.base), 1.0)),
+        f"reference's {method_name(s)!r} scaling is missing",
+        frequencies=fixed(ScaledFrequencies(_inv_freq(s.rotary_dim, s.base), 1.0)),
     )
 
 
-def _short_and_long(s: Setting):
+def short_and_long(s: Setting):
     """The frequencies inside the original context and past it, if the method switches."""
     if s.method is None:
         return None
-    context = _original_context(s.reference)
+    context = original_context(s.reference)
     if context is None:
         return None
     factor = s.reference.scaling_params.get("factor")
@@ -504,76 +504,77 @@ def _short_and_long(s: Setting):
     return context, longer, short, long_
 
 
-def length_never(s: Setting) -> Iterator[_Hypothesis]:
+def length_never(s: Setting) -> Iterator[Hypothesis]:
     """A length-dependent method kept at its original-context frequencies."""
-    switch = _short_and_long(s)
+    switch = short_and_long(s)
     if switch is not None:
         context, _, short, _ = switch
         yield s.hypothesis(
             "length_never",
             "the length-dependent switch never made",
-            f"your fn keeps the original-context frequencies of {_method_name(s)!r} past "
+            f"your fn keeps the original-context frequencies of {method_name(s)!r} past "
             f"{context} positions, where the reference switches per call",
-            frequencies=_fixed(short),
+            frequencies=fixed(short),
         )
 
 
-def length_always(s: Setting) -> Iterator[_Hypothesis]:
+def length_always(s: Setting) -> Iterator[Hypothesis]:
     """A length-dependent method at its extended frequencies for every call."""
-    switch = _short_and_long(s)
+    switch = short_and_long(s)
     if switch is not None:
         _, longer, _, long_ = switch
         yield s.hypothesis(
             "length_always",
             "the extended frequencies at every length",
-            f"your fn uses the extended frequencies of {_method_name(s)!r} (length {longer}) for "
+            f"your fn uses the extended frequencies of {method_name(s)!r} (length {longer}) for "
             "every call, also inside the original context (vLLM's static 'dynamic' NTK does this)",
-            frequencies=_fixed(long_),
+            frequencies=fixed(long_),
         )
 
 
 # --------------------------------------------------------------------------- precision
 
-_F32, _BF16, _F16 = torch.float32, torch.bfloat16, torch.float16
-_SLOTS = ("positions", "inv_freq", "angles", "cos/sin tables")  # the order of _Model.precision
-_WHY = {
+F32, BF16, F16 = torch.float32, torch.bfloat16, torch.float16
+# The order of Model.precision:
+PRECISION_SLOTS = ("positions", "inv_freq", "angles", "cos/sin tables")
+PRECISION_WHY = {
     "positions": {
-        _BF16: "bfloat16 keeps 8 significant bits: above 256 positions step by 2 (257 becomes "
+        BF16: "bfloat16 keeps 8 significant bits: above 256 positions step by 2 (257 becomes "
         "256), and the step doubles with every power of two",
-        _F16: "float16 keeps 11 significant bits (positions above 2048 step by 2) and overflows "
+        F16: "float16 keeps 11 significant bits (positions above 2048 step by 2) and overflows "
         "to infinity past 65504",
     },
     "inv_freq": {
-        _BF16: "each frequency is off by up to 2^-8 of itself, so the angle error grows with "
+        BF16: "each frequency is off by up to 2^-8 of itself, so the angle error grows with "
         "the position (a module cast with .to(torch.bfloat16) does this)",
-        _F16: "each frequency is off by up to 2^-11 of itself, so the angle error grows with "
+        F16: "each frequency is off by up to 2^-11 of itself, so the angle error grows with "
         "the position (a module cast with .half() does this)",
     },
     "angles": {
-        _BF16: "each angle keeps 8 significant bits, so the error grows with the position "
+        BF16: "each angle keeps 8 significant bits, so the error grows with the position "
         "(autocast around the angle product does this)",
-        _F16: "each angle keeps 11 significant bits and overflows past 65504, so the error grows "
+        F16: "each angle keeps 11 significant bits and overflows past 65504, so the error grows "
         "with the position (autocast around the angle product does this)",
     },
     "cos/sin tables": {
-        _BF16: "every cos and sin is rounded to 8 significant bits: an error of about 4e-3 at "
+        BF16: "every cos and sin is rounded to 8 significant bits: an error of about 4e-3 at "
         "every position",
-        _F16: "every cos and sin is rounded to 11 significant bits: an error of about 5e-4 at "
+        F16: "every cos and sin is rounded to 11 significant bits: an error of about 5e-4 at "
         "every position",
     },
 }
 
 
-def low_precision(s: Setting) -> Iterator[_Hypothesis]:
+def low_precision(s: Setting) -> Iterator[Hypothesis]:
     """One quantity of the common float32 pipeline held in bfloat16 or float16."""
-    for slot, what in enumerate(_SLOTS):
-        for low in (_BF16, _F16):
-            precision = [_F32] * 4
+    for slot, what in enumerate(PRECISION_SLOTS):
+        for low in (BF16, F16):
+            precision = [F32] * 4
             precision[slot] = low
             yield s.hypothesis(
-                f"precision_{what}_{_dtype_name(low)}",
-                f"{what} in {_dtype_name(low)}",
-                f"your fn holds the {what} in {_dtype_name(low)}: {_WHY[what][low]}. Keep "
+                f"precision_{what}_{dtype_name(low)}",
+                f"{what} in {dtype_name(low)}",
+                f"your fn holds the {what} in {dtype_name(low)}: {PRECISION_WHY[what][low]}. Keep "
                 "positions and frequencies in float32 or better, and form the angles in float64 "
                 "where you can",
                 precision=tuple(precision),
@@ -583,7 +584,7 @@ def low_precision(s: Setting) -> Iterator[_Hypothesis]:
 # --------------------------------------------------------------------------- the table
 
 BUG_MODELS: dict[str, BugModel] = {
-    "layout": BugModel("the other pair layout", other_layout),
+    "layout": BugModel("the other pair layout", layout_swapped),
     "table_layout": BugModel("a cos/sin table laid out for the other layout", table_layout),
     "output_order": BugModel("results written back in the other order", output_order),
     "shifted_positions": BugModel("positions off by one", shifted_positions),
@@ -606,12 +607,12 @@ BUG_MODELS: dict[str, BugModel] = {
 """Bug name to its row, in the order a report lists the matches."""
 
 
-def _hypotheses(reference: RotaryEmbedding, calls: list[_Call]) -> list[_Hypothesis]:
+def candidate_models(reference: RotaryEmbedding, calls: list[Call]) -> list[Hypothesis]:
     setting = Setting(reference, calls)
     return [h for row in BUG_MODELS.values() for h in row.candidates(setting)]
 
 
-def _copied_tail(calls: list[_Call], head_dim: int) -> int:
+def copied_tail(calls: list[Call], head_dim: int) -> int:
     """How many trailing coordinates the user's fn returned unchanged, in every call."""
     copied = head_dim
     for call in calls:
@@ -623,12 +624,12 @@ def _copied_tail(calls: list[_Call], head_dim: int) -> int:
     return copied
 
 
-def _with_layout(h: _Hypothesis, layout: str) -> _Hypothesis:
+def with_layout(h: Hypothesis, layout: str) -> Hypothesis:
     model = dataclasses.replace(h.model, layout=layout)
-    return _Hypothesis(f"layout+{h.key}", f"the other pair layout and {h.title}", h.detail, model)
+    return Hypothesis(f"layout+{h.key}", f"the other pair layout and {h.title}", h.detail, model)
 
 
-def _evaluate(h: _Hypothesis, calls: list[_Call], options: dict) -> float:
+def evaluate(h: Hypothesis, calls: list[Call], options: dict) -> float:
     """Largest error / allowance of the model's prediction over every call (<= 1: explained).
 
     A low-precision model is exact only up to where the user's float32 value and ours round
@@ -638,7 +639,7 @@ def _evaluate(h: _Hypothesis, calls: list[_Call], options: dict) -> float:
     worst, worst_step, inside, total = 0.0, 0.0, 0, 0
     for call in calls:
         for x, got in zip(call.inputs, call.outputs, strict=True):
-            predicted = _predict(h.model, x, call.positions, call.seq_len)
+            predicted = predict(h.model, x, call.positions, call.seq_len)
             factor = max(
                 float(h.model.frequencies(call.seq_len).attention_factor),
                 float(options["attention_factor"]),
@@ -649,11 +650,11 @@ def _evaluate(h: _Hypothesis, calls: list[_Call], options: dict) -> float:
                 atol=options["atol"],
                 attention_factor=factor,
             )
-            allowed = _allowance(h.model, x, call.positions, call.seq_len, call.dtype, **common)
-            excess = _excess(got, predicted, allowed)
+            allowed = rope_allowance(h.model, x, call.positions, call.seq_len, call.dtype, **common)
+            excess = excess_ratio(got, predicted, allowed)
             worst = max(worst, float(excess.max()))
             if h.model.precision is not None:
-                stepped = _allowance(
+                stepped = rope_allowance(
                     h.model,
                     x,
                     call.positions,
@@ -662,7 +663,7 @@ def _evaluate(h: _Hypothesis, calls: list[_Call], options: dict) -> float:
                     rounding_step=True,
                     **common,
                 )
-                worst_step = max(worst_step, float(_excess(got, predicted, stepped).max()))
+                worst_step = max(worst_step, float(excess_ratio(got, predicted, stepped).max()))
                 inside += int((excess <= 1).sum())
                 total += excess.numel()
             if worst > 1e6 and h.model.precision is None:

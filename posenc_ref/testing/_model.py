@@ -1,9 +1,9 @@
 r"""A RoPE implementation as a float64 model: the reference, or a deliberately wrong one.
 
-:class:`_Model` describes what an implementation does (which coordinates form a pair, which
+:class:`Model` describes what an implementation does (which coordinates form a pair, which
 frequencies, which positions, what it holds in low precision, in which order it writes the
-result); :func:`_predict` computes what that implementation returns for given inputs, in
-float64. The reference is one model (:func:`_reference_model`); every bug the diagnosis tests
+result); :func:`predict` computes what that implementation returns for given inputs, in
+float64. The reference is one model (:func:`reference_model`); every bug the diagnosis tests
 is another (``_bugs.py``).
 """
 
@@ -19,7 +19,7 @@ from ..rope_scaling import ScaledFrequencies
 
 
 @dataclass(frozen=True)
-class _Model:
+class Model:
     """A RoPE implementation, correct or deliberately wrong, evaluated in float64.
 
     ``frequencies(seq_len)`` gives the per-pair frequencies and attention factor of a call whose
@@ -48,13 +48,13 @@ class _Model:
         return reorder(rotated)
 
 
-def _pair_index(layout: str, rotary_dim: int) -> torch.Tensor:
+def pair_index(layout: str, rotary_dim: int) -> torch.Tensor:
     """For each rotated coordinate, the pair it belongs to (``(rotary_dim,)`` int64)."""
     j = torch.arange(rotary_dim)
     return j // 2 if layout == "interleaved" else j % (rotary_dim // 2)
 
 
-def _pairs(x: torch.Tensor, layout: str, rotary_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pair_parts(x: torch.Tensor, layout: str, rotary_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The two coordinates ``(u, v)`` of every pair, each ``(..., rotary_dim // 2)``."""
     xr = x[..., :rotary_dim]
     if layout == "interleaved":
@@ -63,7 +63,7 @@ def _pairs(x: torch.Tensor, layout: str, rotary_dim: int) -> tuple[torch.Tensor,
     return xr[..., :half], xr[..., half:]
 
 
-def _partner(xr: torch.Tensor, layout: str) -> torch.Tensor:
+def partner(xr: torch.Tensor, layout: str) -> torch.Tensor:
     """Each pair ``(u, v)`` replaced by ``(-v, u)``, in place of the pair's coordinates."""
     if layout == "interleaved":
         u, v = xr[..., 0::2], xr[..., 1::2]
@@ -72,7 +72,7 @@ def _partner(xr: torch.Tensor, layout: str) -> torch.Tensor:
     return torch.cat([-xr[..., half:], xr[..., :half]], dim=-1)
 
 
-def _tables(model: _Model, positions: torch.Tensor, seq_len: int):
+def model_tables(model: Model, positions: torch.Tensor, seq_len: int):
     """Per-pair cos and sin ``(n, pairs)`` in float64, and the attention factor."""
     freqs = model.frequencies(seq_len)
     omega = freqs.inv_freq.detach().to("cpu", torch.float64)
@@ -93,32 +93,32 @@ def _tables(model: _Model, positions: torch.Tensor, seq_len: int):
     return cos, model.sign * sin, float(freqs.attention_factor)
 
 
-def _predict(model: _Model, x: torch.Tensor, positions: torch.Tensor, seq_len: int) -> torch.Tensor:
+def predict(model: Model, x: torch.Tensor, positions: torch.Tensor, seq_len: int) -> torch.Tensor:
     """The model's output for float64 input ``x`` ``(..., n, head_dim)`` at ``positions``."""
     r = model.rotary_dim
-    cos, sin, a = _tables(model, positions, seq_len)
-    index = _pair_index(model.table_layout or model.layout, r)
+    cos, sin, a = model_tables(model, positions, seq_len)
+    index = pair_index(model.table_layout or model.layout, r)
     cos_c, sin_c = cos[:, index], sin[:, index]  # (n, r): the angle each coordinate reads
     xr = x[..., :r]
-    rotated = a * (xr * cos_c + _partner(xr, model.layout) * sin_c)
+    rotated = a * (xr * cos_c + partner(xr, model.layout) * sin_c)
     return torch.cat([model.written(rotated), x[..., r:]], dim=-1)
 
 
-def _reference_model(reference: RotaryEmbedding) -> _Model:
+def reference_model(reference: RotaryEmbedding) -> Model:
     output = getattr(reference, "output_layout", None)  # DeepSeek-V3 (from the models work)
     output = None if output == reference.layout else output
-    return _Model(
+    return Model(
         reference.layout, reference.rotary_dim, reference.frequencies, output_layout=output
     )
 
 
-def _output_layout(reference: RotaryEmbedding) -> str:
+def written_layout(reference: RotaryEmbedding) -> str:
     return getattr(reference, "output_layout", None) or reference.layout
 
 
-def _other(layout: str) -> str:
+def other_layout(layout: str) -> str:
     return "half" if layout == "interleaved" else "interleaved"
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
+def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")

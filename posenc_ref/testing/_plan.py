@@ -1,9 +1,9 @@
 r"""The input plan and the tolerance: which calls the kit makes, and how closely they must agree.
 
 The kit chooses the inputs: random queries and keys at a few windows of contiguous positions
-(:func:`_plan`), each window a call of the user's function (:func:`_run_call`). Each output
+(:func:`plan_windows`), each window a call of the user's function (:func:`run_call`). Each output
 coordinate may then differ from the float64 expectation by an allowance built from an explicit
-error model (:func:`_allowance`); :func:`_excess` is the error divided by it.
+error model (:func:`rope_allowance`); :func:`excess_ratio` is the error divided by it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch
 from ..rope import RotaryEmbedding
 from ._arrays import RopeFn, call_qk
 from ._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
-from ._model import _dtype_name, _Model, _pair_index, _pairs
+from ._model import Model, dtype_name, pair_index, pair_parts
 
 # Windows of positions: the start (small positions, and 255/256/257 where bfloat16 positions
 # collide), around the original context (where length-dependent methods switch), and the far end.
@@ -29,7 +29,7 @@ DEFAULT_FAR = 1 << 17
 
 
 @dataclass(frozen=True)
-class _Window:
+class Window:
     start: int
     stop: int
     batch: int
@@ -40,10 +40,10 @@ class _Window:
 
 
 @dataclass
-class _Call:
+class Call:
     """One call of the user's fn: its inputs, outputs and the expected outputs (float64, CPU)."""
 
-    window: _Window
+    window: Window
     dtype: torch.dtype
     positions: torch.Tensor  # (n,) int64, CPU
     inputs: tuple[torch.Tensor, torch.Tensor]  # q, k as float64 (exactly the values passed)
@@ -57,10 +57,10 @@ class _Call:
 
     def describe(self) -> str:
         shape = tuple(self.inputs[0].shape)
-        return f"{self.window.describe()}, {_dtype_name(self.dtype)}, q and k of shape {shape}"
+        return f"{self.window.describe()}, {dtype_name(self.dtype)}, q and k of shape {shape}"
 
 
-def _original_context(reference: RotaryEmbedding) -> int | None:
+def original_context(reference: RotaryEmbedding) -> int | None:
     params = getattr(reference, "scaling_params", None) or {}
     if isinstance(params.get("original_max_len"), int):
         return params["original_max_len"]
@@ -74,32 +74,32 @@ def _original_context(reference: RotaryEmbedding) -> int | None:
     return None
 
 
-def _plan(reference: RotaryEmbedding, max_position: int | None) -> list[_Window]:
-    context = _original_context(reference) or DEFAULT_CONTEXT
+def plan_windows(reference: RotaryEmbedding, max_position: int | None) -> list[Window]:
+    context = original_context(reference) or DEFAULT_CONTEXT
     far = max_position if max_position is not None else max(8 * context, DEFAULT_FAR)
-    windows = [_Window(0, min(FIRST_WINDOW, far + 1), batch=2, heads=2)]
+    windows = [Window(0, min(FIRST_WINDOW, far + 1), batch=2, heads=2)]
     if context - WINDOW // 2 >= windows[-1].stop and context + WINDOW // 2 <= far + 1:
-        windows.append(_Window(context - WINDOW // 2, context + WINDOW // 2, batch=1, heads=2))
+        windows.append(Window(context - WINDOW // 2, context + WINDOW // 2, batch=1, heads=2))
     if far + 1 > windows[-1].stop:
-        windows.append(_Window(max(far + 1 - WINDOW, windows[-1].stop), far + 1, 1, 1))
+        windows.append(Window(max(far + 1 - WINDOW, windows[-1].stop), far + 1, 1, 1))
     return windows
 
 
-def _run_call(
+def run_call(
     fn: RopeFn,
-    window: _Window,
+    window: Window,
     dtype: torch.dtype,
     head_dim: int,
     generator: torch.Generator,
     device: torch.device,
-) -> _Call:
+) -> Call:
     shape = (window.batch, window.heads, window.stop - window.start, head_dim)
     q = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
     k = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
     positions = torch.arange(window.start, window.stop, device=device)
-    where = f"({window.describe()}, {_dtype_name(dtype)} q and k of shape {shape})"
+    where = f"({window.describe()}, {dtype_name(dtype)} q and k of shape {shape})"
     outputs = call_qk(fn, q, k, positions, where)
-    return _Call(
+    return Call(
         window,
         dtype,
         positions.to("cpu"),
@@ -111,8 +111,8 @@ def _run_call(
 # --------------------------------------------------------------------------- tolerance
 
 
-def _allowance(
-    model: _Model,
+def rope_allowance(
+    model: Model,
     x: torch.Tensor,
     positions: torch.Tensor,
     seq_len: int,
@@ -136,8 +136,8 @@ def _allowance(
     r = model.rotary_dim
     freqs = model.frequencies(seq_len)
     a = float(freqs.attention_factor) if attention_factor is None else attention_factor
-    u, v = _pairs(x, model.layout, r)
-    norm = torch.sqrt(u * u + v * v)[..., _pair_index(model.layout, r)]  # (..., n, r)
+    u, v = pair_parts(x, model.layout, r)
+    norm = torch.sqrt(u * u + v * v)[..., pair_index(model.layout, r)]  # (..., n, r)
     omega = freqs.inv_freq.detach().to("cpu", torch.float64).clamp(min=1e-300)
     m = positions.to(torch.float64).abs()[:, None]
     out_rel = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[dtype]
@@ -150,13 +150,13 @@ def _allowance(
         relative = relative + 3 * UNIT_ROUNDOFF[t_dt]  # one step of cos and of sin
         relative = relative + 2 * (UNIT_ROUNDOFF[w_dt] + UNIT_ROUNDOFF[a_dt]) * m * omega
     relative = relative.expand(positions.numel(), r // 2)
-    relative = relative[:, _pair_index(model.table_layout or model.layout, r)]  # (n, r)
+    relative = relative[:, pair_index(model.table_layout or model.layout, r)]  # (n, r)
     rotated = model.written(a * norm * relative + atol)
     copied = UNIT_ROUNDOFF[dtype] * x[..., r:].abs() + atol
     return torch.cat([rotated, copied], dim=-1)
 
 
-def _excess(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+def excess_ratio(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     """Error divided by its allowance (> 1: disagreement); infinite where only one side is finite.
 
     Where both are non-finite (a float16 overflow the model reproduces) the ratio is 0.

@@ -1,8 +1,8 @@
 r"""The report of a failed check: where it disagrees, what was observed, and the diagnosis.
 
-:func:`_report` writes the ``AssertionError`` message: the first disagreeing position and pair,
-the largest error, the error per call, facts measured on the output (:func:`_observations`),
-and the diagnosis (:func:`_diagnosis`): the bug models of ``_bugs.py`` that reproduce the
+:func:`rope_report` writes the ``AssertionError`` message: the first disagreeing position and pair,
+the largest error, the error per call, facts measured on the output (:func:`observations`),
+and the diagnosis (:func:`diagnosis`): the bug models of ``_bugs.py`` that reproduce the
 output within the tolerance, or, if none does, the closest one and how the error grows.
 """
 
@@ -13,19 +13,26 @@ import math
 import torch
 
 from ..rope import RotaryEmbedding
-from ._bugs import _evaluate, _hypotheses, _Hypothesis, _with_layout
+from ._bugs import Hypothesis, candidate_models, evaluate, with_layout
 from ._common import UNIT_ROUNDOFF, fmt
-from ._model import _dtype_name, _other, _output_layout, _pair_index, _pairs, _reference_model
-from ._plan import _Call, _excess
+from ._model import (
+    dtype_name,
+    other_layout,
+    pair_index,
+    pair_parts,
+    reference_model,
+    written_layout,
+)
+from ._plan import Call, excess_ratio
 
 
-def _locate(call: _Call, which: int, flat: int, layout: str, rotary_dim: int) -> dict:
+def locate(call: Call, which: int, flat: int, layout: str, rotary_dim: int) -> dict:
     shape = call.inputs[which].shape
     index = list(torch.unravel_index(torch.tensor(flat), shape))
     b, h, t, j = (int(i) for i in index)
     position = int(call.positions[t])
     if j < rotary_dim:
-        pair = int(_pair_index(layout, rotary_dim)[j])
+        pair = int(pair_index(layout, rotary_dim)[j])
         coords = (
             (2 * pair, 2 * pair + 1) if layout == "interleaved" else (pair, pair + rotary_dim // 2)
         )
@@ -43,7 +50,7 @@ def _locate(call: _Call, which: int, flat: int, layout: str, rotary_dim: int) ->
     }
 
 
-def _where_words(loc: dict, rotary_dim: int) -> str:
+def where_words(loc: dict, rotary_dim: int) -> str:
     tensor = f"{loc['tensor']}[{loc['b']}, {loc['h']}]"
     if loc["pair"] is None:
         return (
@@ -54,29 +61,29 @@ def _where_words(loc: dict, rotary_dim: int) -> str:
     return f"position {loc['position']}, pair {loc['pair']} (coordinates {a} and {b}) of {tensor}"
 
 
-def _values(call: _Call, loc: dict, source: str) -> str:
+def values_at(call: Call, loc: dict, source: str) -> str:
     tensor = call.outputs if source == "got" else call.expected
     x = tensor["qk".index(loc["tensor"])][loc["b"], loc["h"], loc["t"]]
     return "(" + ", ".join(f"{float(x[c]):.6g}" for c in loc["coords"]) + ")"
 
 
-def _report(
+def rope_report(
     reference: RotaryEmbedding,
-    calls: list[_Call],
+    calls: list[Call],
     options: dict,
 ) -> str:
     layout, r = reference.layout, reference.rotary_dim
     head_dim = reference.head_dim
     # Sort key of each coordinate: position first, then pair (coordinates past rotary_dim after
     # every pair), so the smallest bad key is the first disagreement.
-    order = torch.cat([_pair_index(layout, r), torch.arange(r // 2, r // 2 + head_dim - r)])
+    order = torch.cat([pair_index(layout, r), torch.arange(r // 2, r // 2 + head_dim - r)])
     first = None  # (key, call, which, flat index)
     largest = None  # (error, call, which, flat index)
     per_call = []
     for c, call in enumerate(calls):
         call_error, call_excess = 0.0, 0.0
         for which in (0, 1):
-            excess = _excess(call.outputs[which], call.expected[which], call.allowed[which])
+            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
             error = (call.outputs[which] - call.expected[which]).abs()
             error = torch.where(torch.isfinite(error), error, torch.full_like(error, math.inf))
             bad = excess > 1
@@ -94,32 +101,32 @@ def _report(
             call_excess = max(call_excess, float(excess.max()))
         per_call.append((call_error, call_excess))
 
-    lines = [f"fn disagrees with the reference {_describe_reference(reference)}."]
+    lines = [f"fn disagrees with the reference {describe_reference(reference)}."]
     if first is not None:
         _, c, which, flat = first
         call = calls[c]
-        loc = _locate(call, which, flat, layout, r)
+        loc = locate(call, which, flat, layout, r)
         lines += [
-            f"First disagreement: {_where_words(loc, r)}, in the call with {call.describe()}:",
-            f"    got {_values(call, loc, 'got')}, expected {_values(call, loc, 'expected')}; "
-            f"error {fmt(_at(call.outputs, call.expected, which, flat))}, allowed "
+            f"First disagreement: {where_words(loc, r)}, in the call with {call.describe()}:",
+            f"    got {values_at(call, loc, 'got')}, expected {values_at(call, loc, 'expected')}; "
+            f"error {fmt(error_at(call.outputs, call.expected, which, flat))}, allowed "
             f"{fmt(float(call.allowed[which].flatten()[flat]))}.",
         ]
     if largest is not None:
         value, c, which, flat = largest
-        loc = _locate(calls[c], which, flat, layout, r)
+        loc = locate(calls[c], which, flat, layout, r)
         lines.append(
-            f"Largest error: {fmt(value)} at {_where_words(loc, r)} ({calls[c].describe()}); "
+            f"Largest error: {fmt(value)} at {where_words(loc, r)} ({calls[c].describe()}); "
             f"allowed there {fmt(float(calls[c].allowed[which].flatten()[flat]))}."
         )
     lines.append("Per call, the largest error and the largest error / allowance:")
     for call, (error, excess) in zip(calls, per_call, strict=True):
         lines.append(
-            f"    {call.window.describe()} ({_dtype_name(call.dtype)}): {fmt(error)}, "
+            f"    {call.window.describe()} ({dtype_name(call.dtype)}): {fmt(error)}, "
             f"{fmt(excess)}" + ("" if excess > 1 else " (agrees)")
         )
-    lines += _observations(reference, calls)
-    lines += _diagnosis(reference, calls, options)
+    lines += observations(reference, calls)
+    lines += diagnosis(reference, calls, options)
     lines.append(
         "Tolerance per coordinate: a |pair| (8 u + 2 u32 m w (ln(1/w) + 4)), the second term only "
         "with float32_angles=True; see help(posenc_ref.testing.assert_rope_equal)."
@@ -127,12 +134,12 @@ def _report(
     return "\n".join(lines)
 
 
-def _at(got: tuple, expected: tuple, which: int, flat: int) -> float:
+def error_at(got: tuple, expected: tuple, which: int, flat: int) -> float:
     value = float((got[which] - expected[which]).abs().flatten()[flat])
     return value if math.isfinite(value) else math.inf
 
 
-def _describe_reference(reference: RotaryEmbedding) -> str:
+def describe_reference(reference: RotaryEmbedding) -> str:
     parts = [f"head_dim={reference.head_dim}"]
     if reference.rotary_dim != reference.head_dim:
         parts.append(f"rotary_dim={reference.rotary_dim}")
@@ -155,12 +162,12 @@ def _describe_reference(reference: RotaryEmbedding) -> str:
     return "RotaryEmbedding(" + ", ".join(parts) + ")"
 
 
-def _flat(call: _Call, which: int, loc: dict) -> int:
+def flat_index(call: Call, which: int, loc: dict) -> int:
     shape = call.inputs[which].shape
     return ((loc["b"] * shape[1] + loc["h"]) * shape[2] + loc["t"]) * shape[3] + loc["j"]
 
 
-def _observations(reference: RotaryEmbedding, calls: list[_Call]) -> list[str]:
+def observations(reference: RotaryEmbedding, calls: list[Call]) -> list[str]:
     """Facts measured on the output, independent of any hypothesis."""
     layout, r = reference.layout, reference.rotary_dim
     notes = []
@@ -169,7 +176,7 @@ def _observations(reference: RotaryEmbedding, calls: list[_Call]) -> list[str]:
     bad_values = False
     for call in calls:
         for which, name in ((0, "q"), (1, "k")):
-            excess = _excess(call.outputs[which], call.expected[which], call.allowed[which])
+            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
             wrong[name] |= bool((excess > 1).any())
             if r < reference.head_dim:
                 tail = excess[..., r:]
@@ -191,8 +198,8 @@ def _observations(reference: RotaryEmbedding, calls: list[_Call]) -> list[str]:
     # From the calls of the most precise dtype only: bfloat16 outputs move norms by ~2^-8.
     finest = min(UNIT_ROUNDOFF[call.dtype] for call in calls)
     for call in (c for c in calls if UNIT_ROUNDOFF[c.dtype] == finest):
-        u, v = _pairs(call.inputs[0], layout, r)
-        u2, v2 = _pairs(call.outputs[0], _output_layout(reference), r)
+        u, v = pair_parts(call.inputs[0], layout, r)
+        u2, v2 = pair_parts(call.outputs[0], written_layout(reference), r)
         ratios.append((torch.sqrt(u2 * u2 + v2 * v2) / torch.sqrt(u * u + v * v)).flatten())
     ratio = torch.cat(ratios)
     ratio = ratio[torch.isfinite(ratio)]
@@ -214,31 +221,31 @@ def _observations(reference: RotaryEmbedding, calls: list[_Call]) -> list[str]:
     return notes
 
 
-def _diagnosis(reference: RotaryEmbedding, calls: list[_Call], options: dict) -> list[str]:
+def diagnosis(reference: RotaryEmbedding, calls: list[Call], options: dict) -> list[str]:
     # With float32 angles refused, first ask whether accepting them would have passed.
-    ref = _Hypothesis("reference", "", "", _reference_model(reference))
-    if not options["float32_angles"] and _evaluate(ref, calls, options) <= 1:
+    ref = Hypothesis("reference", "", "", reference_model(reference))
+    if not options["float32_angles"] and evaluate(ref, calls, options) <= 1:
         return [
             "Diagnosis (tested): float32 angles. Your output matches the reference within the "
             "float32-angle allowance: the angles are formed in float32 (as in HF transformers), "
             "and you asked for float64-accurate angles (float32_angles=False). Form "
             "position * inv_freq in float64 and cast cos/sin, or accept float32 angles."
         ]
-    hypotheses = _hypotheses(reference, calls)
+    hypotheses = candidate_models(reference, calls)
     for h in hypotheses:
-        h.worst = _evaluate(h, calls, options)
-    explained = _first_per_title([h for h in hypotheses if h.worst <= 1])
+        h.worst = evaluate(h, calls, options)
+    explained = first_per_title([h for h in hypotheses if h.worst <= 1])
     tested = len(hypotheses)
     if not explained:
         combos = [
-            _with_layout(h, _other(reference.layout))
+            with_layout(h, other_layout(reference.layout))
             for h in hypotheses
             if h.model.layout == reference.layout and h.model.table_layout is None
         ]
         for h in combos:
-            h.worst = _evaluate(h, calls, options)
+            h.worst = evaluate(h, calls, options)
         tested += len(combos)
-        explained = _first_per_title([h for h in combos if h.worst <= 1])
+        explained = first_per_title([h for h in combos if h.worst <= 1])
         hypotheses += combos
     if explained:
         lines = [
@@ -252,7 +259,7 @@ def _diagnosis(reference: RotaryEmbedding, calls: list[_Call], options: dict) ->
     lines = [
         f"Diagnosis: none of the {tested} models of common bugs tested reproduces your output."
     ]
-    reference_worst = _evaluate(ref, calls, options)
+    reference_worst = evaluate(ref, calls, options)
     closest = min(hypotheses, key=lambda h: h.worst)
     if math.isfinite(closest.worst) and closest.worst * 10 < reference_worst:
         lines.append(
@@ -260,13 +267,13 @@ def _diagnosis(reference: RotaryEmbedding, calls: list[_Call], options: dict) ->
             f"error/allowance from {fmt(reference_worst)} down to {fmt(closest.worst)}, so it is "
             "part of the story but not all of it."
         )
-    growth = _growth(calls)
+    growth = growth_note(calls)
     if growth:
         lines.append("    " + growth)
     return lines
 
 
-def _first_per_title(hypotheses: list[_Hypothesis]) -> list[_Hypothesis]:
+def first_per_title(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
     # Several candidates of one kind can match (base 500000 and its fitted 500000.998): the
     # first one listed is the plainest.
     seen, kept = set(), []
@@ -277,12 +284,12 @@ def _first_per_title(hypotheses: list[_Hypothesis]) -> list[_Hypothesis]:
     return kept
 
 
-def _growth(calls: list[_Call]) -> str | None:
+def growth_note(calls: list[Call]) -> str | None:
     """Say so when the error is within tolerance at small positions and grows after."""
     by_position = []
     for call in calls:
         for which in (0, 1):
-            excess = _excess(call.outputs[which], call.expected[which], call.allowed[which])
+            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
             per_position = excess.flatten(0, 1).amax(dim=(0, 2))  # (n,)
             error = (call.outputs[which] - call.expected[which]).abs().flatten(0, 1)
             err_pos = error.amax(dim=(0, 2))

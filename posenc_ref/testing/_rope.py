@@ -12,9 +12,9 @@ How it works, in three steps:
    same inputs; the ones whose prediction matches the user's output within the same allowance
    are the diagnosis. Nothing is inferred from the size of the error alone.
 
-The three steps live in their own modules: ``_plan.py`` (the inputs and the tolerance),
+The three steps live in their own modules: ``plan_windows.py`` (the inputs and the tolerance),
 ``_model.py`` and ``_bugs.py`` (the float64 model of an implementation, and the bugs as models
-with their search), ``_report.py`` (the message). Functions of other array libraries and other
+with their search), ``rope_report.py`` (the message). Functions of other array libraries and other
 calling conventions come in through the adapters of ``_arrays.py``.
 """
 
@@ -34,14 +34,14 @@ from ._common import (
     check_optional_tolerance,
     check_seed,
 )
-from ._model import _pair_index, _pairs, _predict, _reference_model
-from ._plan import _allowance, _Call, _excess, _plan, _run_call
-from ._report import _report
+from ._model import pair_index, pair_parts, predict, reference_model
+from ._plan import Call, excess_ratio, plan_windows, rope_allowance, run_call
+from ._report import rope_report
 
 __all__ = ["assert_rope_equal", "rope_error", "RopeFn"]
 
 
-def _check_reference(reference: object) -> RotaryEmbedding:
+def check_reference(reference: object) -> RotaryEmbedding:
     if not isinstance(reference, RotaryEmbedding):
         raise TypeError(
             "reference must be a posenc_ref.RotaryEmbedding (built directly, with scaling=..., "
@@ -50,20 +50,20 @@ def _check_reference(reference: object) -> RotaryEmbedding:
     return reference
 
 
-def _check_fn(fn: object) -> RopeFn:
+def check_fn(fn: object) -> RopeFn:
     if not callable(fn):
         raise TypeError(f"fn must be callable as fn(q, k, positions), got {type(fn).__name__}")
     return fn  # type: ignore[return-value]
 
 
-def _guard(reference: RotaryEmbedding, call: _Call) -> None:
+def guard_reference(reference: RotaryEmbedding, call: Call) -> None:
     """The float64 model of the reference must reproduce its own forward (a cheap self-check)."""
     n = min(16, call.positions.numel())
     twin = copy.deepcopy(reference).to("cpu")
     x = call.inputs[0][:1, :1, :n]
     positions = call.positions[:n]
     theirs, _ = twin(x, x, positions)
-    ours = _predict(_reference_model(reference), x, positions, call.seq_len)
+    ours = predict(reference_model(reference), x, positions, call.seq_len)
     if not torch.allclose(theirs, ours, rtol=1e-10, atol=1e-12):
         raise ValueError(
             f"reference {reference!r} rotates differently from its frequencies() and layout "
@@ -174,8 +174,8 @@ def assert_rope_equal(
     >>> reference = RotaryEmbedding(64, layout="half")
     >>> assert_rope_equal(reference, reference)  # a module is its own fn
     """
-    fn = _check_fn(fn)
-    reference = _check_reference(reference)
+    fn = check_fn(fn)
+    reference = check_reference(reference)
     if max_position is None:  # an adapter that knows its limit (table_fn: the table's rows)
         max_position = getattr(fn, "max_position", None)
     if max_position is not None:
@@ -189,16 +189,16 @@ def assert_rope_equal(
 
     generator = torch.Generator().manual_seed(seed)
     calls = []
-    for window in _plan(reference, max_position):
+    for window in plan_windows(reference, max_position):
         for dtype in dtypes:
-            calls.append(_run_call(fn, window, dtype, reference.head_dim, generator, device))
-    _guard(reference, calls[0])
-    model = _reference_model(reference)
+            calls.append(run_call(fn, window, dtype, reference.head_dim, generator, device))
+    guard_reference(reference, calls[0])
+    model = reference_model(reference)
     failed = False
     for call in calls:
-        call.expected = tuple(_predict(model, x, call.positions, call.seq_len) for x in call.inputs)
+        call.expected = tuple(predict(model, x, call.positions, call.seq_len) for x in call.inputs)
         call.allowed = tuple(
-            _allowance(
+            rope_allowance(
                 model,
                 x,
                 call.positions,
@@ -211,7 +211,7 @@ def assert_rope_equal(
             for x in call.inputs
         )
         for got, expected, allowed in zip(call.outputs, call.expected, call.allowed, strict=True):
-            failed |= bool((_excess(got, expected, allowed) > 1).any())
+            failed |= bool((excess_ratio(got, expected, allowed) > 1).any())
     if not failed:
         return None
     options = {
@@ -220,7 +220,7 @@ def assert_rope_equal(
         "float32_angles": float32_angles,
         "attention_factor": float(reference.attention_factor),
     }
-    raise AssertionError(_report(reference, calls, options))
+    raise AssertionError(rope_report(reference, calls, options))
 
 
 def rope_error(
@@ -260,8 +260,8 @@ def rope_error(
     torch.Tensor
         ``(seq_len,)`` float64.
     """
-    fn = _check_fn(fn)
-    reference = _check_reference(reference)
+    fn = check_fn(fn)
+    reference = check_reference(reference)
     dtype = check_dtypes(dtype)[0]
     seed = check_seed(seed)
     if not isinstance(positions, torch.Tensor) or positions.dim() != 1:
@@ -277,15 +277,15 @@ def rope_error(
     where = f"(positions {int(positions.min())}..{int(positions.max())}, q and k of shape {shape})"
     got = call_qk(fn, q, k, positions.to(device), where)
     seq_len = int(positions.max()) + 1
-    model = _reference_model(reference)
+    model = reference_model(reference)
     a = float(reference.frequencies(seq_len).attention_factor)
     r = reference.rotary_dim
     worst = torch.zeros(n, dtype=torch.float64)
     for x, out in zip((q, k), got, strict=True):
         x64 = x.to("cpu", torch.float64)
-        expected = _predict(model, x64, positions.to("cpu"), seq_len)
-        u, v = _pairs(x64, reference.layout, r)
-        norm = torch.sqrt(u * u + v * v)[..., _pair_index(reference.layout, r)]
+        expected = predict(model, x64, positions.to("cpu"), seq_len)
+        u, v = pair_parts(x64, reference.layout, r)
+        norm = torch.sqrt(u * u + v * v)[..., pair_index(reference.layout, r)]
         error = (out - expected)[..., :r].abs() / (a * norm)
         worst = torch.maximum(worst, error.amax(dim=(0, 1, 3)))
     return worst

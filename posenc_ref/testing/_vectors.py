@@ -49,8 +49,8 @@ import torch
 
 from ..rope import RotaryEmbedding
 from ._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF, check_seed
-from ._model import _reference_model
-from ._plan import DEFAULT_CONTEXT, DEFAULT_FAR, _allowance, _Call, _excess, _Window
+from ._model import reference_model
+from ._plan import DEFAULT_CONTEXT, DEFAULT_FAR, Call, Window, excess_ratio, rope_allowance
 
 __all__ = ["write_vectors", "read_vectors", "verify_outputs", "content_hash", "VERSION"]
 
@@ -62,20 +62,20 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 SUFFIXES = (".safetensors", ".npz", ".json")
 
 # safetensors' dtype names (also used in the metadata of every format) <-> torch and NumPy.
-_CODES = {
+DTYPE_CODES = {
     "F64": (torch.float64, np.float64),
     "F32": (torch.float32, np.float32),
     "F16": (torch.float16, np.float16),
     "BF16": (torch.bfloat16, np.uint16),  # NumPy holds the bit pattern
     "I64": (torch.int64, np.int64),
 }
-_CODE_OF = {torch_dtype: code for code, (torch_dtype, _) in _CODES.items()}
+CODE_OF = {torch_dtype: code for code, (torch_dtype, _) in DTYPE_CODES.items()}
 
 
 # --------------------------------------------------------------------------- the layer types
 
 
-def _modules(config: Mapping, layer_type: str | None, layout: str | None) -> dict:
+def modules_of(config: Mapping, layer_type: str | None, layout: str | None) -> dict:
     """``{group name: RotaryEmbedding}``: the one RoPE of the config, or one per layer type."""
     kwargs = {} if layout is None else {"layout": layout}
     if layer_type is not None:
@@ -87,7 +87,7 @@ def _modules(config: Mapping, layer_type: str | None, layout: str | None) -> dic
             raise
         first_error = error
     modules = {}
-    for name in _layer_type_names(config):
+    for name in layer_type_names(config):
         try:
             modules[name] = RotaryEmbedding.from_hf_config(config, layer_type=name, **kwargs)
         except (ValueError, TypeError):
@@ -97,7 +97,7 @@ def _modules(config: Mapping, layer_type: str | None, layout: str | None) -> dic
     return modules
 
 
-def _layer_type_names(config: Mapping) -> list[str]:
+def layer_type_names(config: Mapping) -> list[str]:
     # transformers' own places: layer_types (one entry per layer) and a rope_parameters dict per
     # layer type, in the config or its text_config; the two Gemma names otherwise.
     names: list[str] = []
@@ -119,7 +119,7 @@ def _layer_type_names(config: Mapping) -> list[str]:
 # --------------------------------------------------------------------------- the cases
 
 
-def _context(module: RotaryEmbedding) -> int:
+def context_of(module: RotaryEmbedding) -> int:
     spec = module.spec
     for value in (getattr(spec, "original_max_len", None), getattr(spec, "max_len", None)):
         if isinstance(value, int) and value > WINDOW:
@@ -127,7 +127,7 @@ def _context(module: RotaryEmbedding) -> int:
     return DEFAULT_CONTEXT
 
 
-def _windows(context: int) -> dict[str, int]:
+def window_starts(context: int) -> dict[str, int]:
     """First position of each window of ``WINDOW`` positions."""
     far = max(8 * context, DEFAULT_FAR)
     return {
@@ -138,12 +138,12 @@ def _windows(context: int) -> dict[str, int]:
     }
 
 
-def _distinct_rows(positions: torch.Tensor, count: int) -> torch.Tensor:
+def distinct_rows(positions: torch.Tensor, count: int) -> torch.Tensor:
     """``count`` distinct position rows for an M-RoPE case (3: time, height, width)."""
     return torch.stack([positions, positions // 2, positions // 3][:count])
 
 
-def _case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
+def make_case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
     n = positions.shape[-1]
     shape = (BATCH, HEADS, n, module.head_dim)
     q = torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)
@@ -155,9 +155,9 @@ def _case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
     # The tolerance of the kit; for three rows, each pair's angle is at most the largest row's.
     m = positions if positions.dim() == 1 else positions.amax(dim=0)
     seq_len = int(positions.max()) + 1
-    model = _reference_model(module)
+    model = reference_model(module)
     tol = [
-        _allowance(model, x, m, seq_len, dtype, float32_angles=True, rtol=None, atol=0.0)
+        rope_allowance(model, x, m, seq_len, dtype, float32_angles=True, rtol=None, atol=0.0)
         for x in (q64, k64)
     ]
     return {
@@ -173,7 +173,7 @@ def _case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
     }
 
 
-def _describe_module(module: RotaryEmbedding, layer_type: str | None) -> dict:
+def describe_module(module: RotaryEmbedding, layer_type: str | None) -> dict:
     spec = module.spec
     return {
         "layer_type": layer_type,
@@ -224,20 +224,20 @@ def build_vectors(
     generator = torch.Generator().manual_seed(check_seed(seed))
     tensors: dict[str, torch.Tensor] = {}
     groups, cases = {}, []
-    for group, module in _modules(config, layer_type, layout).items():
-        groups[group] = _describe_module(module, None if group == "rope" else group)
+    for group, module in modules_of(config, layer_type, layout).items():
+        groups[group] = describe_module(module, None if group == "rope" else group)
         tensors[f"{group}/inv_freq"] = module.frequencies(0).inv_freq.to(torch.float64)
-        context = _context(module)
-        for window, start in _windows(context).items():
+        context = context_of(module)
+        for window, start in window_starts(context).items():
             positions = torch.arange(start, start + WINDOW)
             rows = [(window, positions)]
             if module.mrope_section is not None:
                 count = len(module.mrope_section)
-                rows.append((f"{window}_{count}rows", _distinct_rows(positions, count)))
+                rows.append((f"{window}_{count}rows", distinct_rows(positions, count)))
             for name, pos in rows:
                 for dtype_name, dtype in DTYPES.items():
                     prefix = f"{group}/{name}/{dtype_name}"
-                    for what, value in _case(module, pos, dtype, generator).items():
+                    for what, value in make_case(module, pos, dtype, generator).items():
                         tensors[f"{prefix}/{what}"] = value.detach().to("cpu").contiguous()
                     seq_len = int(pos.max()) + 1
                     cases.append(
@@ -264,21 +264,21 @@ def build_vectors(
         "layout_argument": layout,
         "groups": groups,
         "cases": cases,
-        "tolerance": _tolerance_metadata(),
-        "tensors": _tensor_list(tensors),
+        "tolerance": tolerance_metadata(),
+        "tensors": tensor_list(tensors),
     }
     metadata["sha256"] = content_hash(tensors)
     return tensors, metadata
 
 
-def _tensor_list(tensors: Mapping[str, torch.Tensor]) -> dict:
+def tensor_list(tensors: Mapping[str, torch.Tensor]) -> dict:
     return {
-        name: {"dtype": _CODE_OF[t.dtype], "shape": list(t.shape)}
+        name: {"dtype": CODE_OF[t.dtype], "shape": list(t.shape)}
         for name, t in sorted(tensors.items())
     }
 
 
-def _tolerance_metadata() -> dict:
+def tolerance_metadata() -> dict:
     return {
         "formula": (
             "tol = a * |pair| * (rtol + angle) for the two coordinates of a rotated pair, with "
@@ -306,12 +306,12 @@ def content_hash(tensors: Mapping[str, torch.Tensor]) -> str:
     for name in sorted(tensors):
         t = tensors[name].detach().to("cpu").contiguous()
         shape = ",".join(str(s) for s in t.shape)
-        digest.update(f"{name}\0{_CODE_OF[t.dtype]}\0{shape}\0".encode())
-        digest.update(_bytes(t))
+        digest.update(f"{name}\0{CODE_OF[t.dtype]}\0{shape}\0".encode())
+        digest.update(tensor_bytes(t))
     return digest.hexdigest()
 
 
-def _bytes(t: torch.Tensor) -> bytes:
+def tensor_bytes(t: torch.Tensor) -> bytes:
     array = t.view(torch.int16).numpy() if t.dtype == torch.bfloat16 else t.numpy()
     return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
 
@@ -334,15 +334,15 @@ def write_vectors(path: str | Path, tensors: Mapping[str, torch.Tensor], metadat
     pathlib.Path
     """
     path = Path(path)
-    suffix = _suffix(path)
+    suffix = checked_suffix(path)
     tensors = {name: t.detach().to("cpu").contiguous() for name, t in tensors.items()}
     # Every file says what each tensor is (an outputs file too): in .npz a bfloat16 tensor is
     # stored as its bits, and only this tells a reader to reinterpret them.
-    metadata = {**metadata, "tensors": _tensor_list(tensors)}
+    metadata = {**metadata, "tensors": tensor_list(tensors)}
     if suffix == ".safetensors":
-        path.write_bytes(_safetensors_bytes(tensors, metadata))
+        path.write_bytes(safetensors_bytes(tensors, metadata))
     elif suffix == ".npz":
-        arrays = {name: _numpy(t) for name, t in tensors.items()}
+        arrays = {name: as_numpy(t) for name, t in tensors.items()}
         with path.open("wb") as file:
             np.savez(file, __metadata__=np.array(json.dumps(metadata)), **arrays)
     else:
@@ -350,7 +350,7 @@ def write_vectors(path: str | Path, tensors: Mapping[str, torch.Tensor], metadat
             "metadata": metadata,
             "tensors": {
                 name: {
-                    "dtype": _CODE_OF[t.dtype],
+                    "dtype": CODE_OF[t.dtype],
                     "shape": list(t.shape),
                     "data": t.flatten().tolist()
                     if t.dtype != torch.bfloat16
@@ -363,25 +363,25 @@ def write_vectors(path: str | Path, tensors: Mapping[str, torch.Tensor], metadat
     return path
 
 
-def _suffix(path: Path) -> str:
+def checked_suffix(path: Path) -> str:
     if path.suffix not in SUFFIXES:
         raise ValueError(f"{path}: the file name must end in one of {SUFFIXES}")
     return path.suffix
 
 
-def _numpy(t: torch.Tensor) -> np.ndarray:
+def as_numpy(t: torch.Tensor) -> np.ndarray:
     return t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()
 
 
-def _safetensors_bytes(tensors: Mapping[str, torch.Tensor], metadata: dict) -> bytes:
+def safetensors_bytes(tensors: Mapping[str, torch.Tensor], metadata: dict) -> bytes:
     # The format: an 8-byte little-endian header length, a JSON header naming each tensor's
     # dtype, shape and byte range, then the bytes (https://github.com/huggingface/safetensors).
     header: dict = {"__metadata__": {"posenc_ref": json.dumps(metadata)}}
     chunks, offset = [], 0
     for name in sorted(tensors):
-        data = _bytes(tensors[name])
+        data = tensor_bytes(tensors[name])
         header[name] = {
-            "dtype": _CODE_OF[tensors[name].dtype],
+            "dtype": CODE_OF[tensors[name].dtype],
             "shape": list(tensors[name].shape),
             "data_offsets": [offset, offset + len(data)],
         }
@@ -406,11 +406,11 @@ def read_vectors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
         ``(tensors, metadata)``; metadata is ``{}`` for a file without any.
     """
     path = Path(path)
-    suffix = _suffix(path)
+    suffix = checked_suffix(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     if suffix == ".safetensors":
-        return _read_safetensors(path.read_bytes(), path)
+        return read_safetensors(path.read_bytes(), path)
     if suffix == ".npz":
         with np.load(path, allow_pickle=False) as archive:
             metadata = json.loads(str(archive["__metadata__"])) if "__metadata__" in archive else {}
@@ -427,24 +427,23 @@ def read_vectors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
         return tensors, metadata
     try:
         document = json.loads(path.read_text())
-        tensors = {
-            name: _from_list(entry, name) for name, entry in document.get("tensors", {}).items()
-        }
+        entries = document.get("tensors", {}).items()
+        tensors = {name: tensor_from_list(entry, name) for name, entry in entries}
     except (json.JSONDecodeError, AttributeError, KeyError, TypeError) as error:
         raise ValueError(f"{path} is not a vectors file in JSON form ({error})") from error
     return tensors, document.get("metadata", {})
 
 
-def _from_list(entry: Mapping, name: str) -> torch.Tensor:
+def tensor_from_list(entry: Mapping, name: str) -> torch.Tensor:
     code = entry["dtype"]
-    if code not in _CODES:
-        raise ValueError(f"tensor {name}: dtype {code!r} is not one of {tuple(_CODES)}")
-    dtype = _CODES[code][0]
+    if code not in DTYPE_CODES:
+        raise ValueError(f"tensor {name}: dtype {code!r} is not one of {tuple(DTYPE_CODES)}")
+    dtype = DTYPE_CODES[code][0]
     values = torch.tensor(entry["data"], dtype=torch.float64 if code != "I64" else torch.int64)
     return values.to(dtype).reshape(entry["shape"])
 
 
-def _read_safetensors(data: bytes, path: Path) -> tuple[dict[str, torch.Tensor], dict]:
+def read_safetensors(data: bytes, path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     try:
         (length,) = struct.unpack("<Q", data[:8])
         header = json.loads(data[8 : 8 + length])
@@ -454,7 +453,7 @@ def _read_safetensors(data: bytes, path: Path) -> tuple[dict[str, torch.Tensor],
     metadata = json.loads(header.pop("__metadata__", {}).get("posenc_ref", "{}"))
     tensors = {}
     for name, entry in header.items():
-        torch_dtype, numpy_dtype = _CODES[entry["dtype"]]
+        torch_dtype, numpy_dtype = DTYPE_CODES[entry["dtype"]]
         first, last = entry["data_offsets"]
         array = np.frombuffer(data[start + first : start + last], dtype=numpy_dtype)
         array = array.astype(np.dtype(numpy_dtype).newbyteorder("="), copy=True)
@@ -468,7 +467,7 @@ def _read_safetensors(data: bytes, path: Path) -> tuple[dict[str, torch.Tensor],
 # --------------------------------------------------------------------------- verify
 
 
-def _check_vectors(metadata: dict, tensors: Mapping[str, torch.Tensor], path: str) -> None:
+def check_vectors(metadata: dict, tensors: Mapping[str, torch.Tensor], path: str) -> None:
     if metadata.get("format") != FORMAT:
         raise ValueError(f"{path} is not a posenc_ref vectors file (no format {FORMAT!r})")
     if metadata.get("version") != VERSION:
@@ -503,10 +502,10 @@ def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]
     tuple
         ``(agrees, report)``.
     """
-    from ._report import _report
+    from ._report import rope_report
 
     tensors, metadata = read_vectors(vectors)
-    _check_vectors(metadata, tensors, str(vectors))
+    check_vectors(metadata, tensors, str(vectors))
     theirs, _ = read_vectors(outputs)
     present = [c for c in metadata["cases"] if f"{c['name']}/q_rot" in theirs]
     if not present:
@@ -516,8 +515,8 @@ def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]
         )
     lines, agrees, by_group = [], True, {}
     for case in present:
-        call = _call_of(case, tensors, theirs)
-        worst = max(float(_excess(*t).max()) for t in _pairs_of(call))
+        call = call_of_case(case, tensors, theirs)
+        worst = max(float(excess_ratio(*t).max()) for t in compared(call))
         ok = worst <= 1
         agrees &= ok
         lines.append(
@@ -539,7 +538,7 @@ def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]
     for group, entries in by_group.items():
         if all(ok for *_, ok in entries):
             continue
-        reference = _rebuild(metadata, group)
+        reference = rebuild_reference(metadata, group)
         calls = [call for _, call, _ in entries]
         options = {
             "rtol": None,
@@ -549,11 +548,11 @@ def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]
         }
         title = "" if group == "rope" else f" (layer type {group!r})"
         lines += ["", f"Report{title}, as assert_rope_equal gives it:"]
-        lines.append(_report(reference, calls, options))
+        lines.append(rope_report(reference, calls, options))
     return False, "\n".join(header + lines)
 
 
-def _call_of(case: dict, tensors: Mapping, theirs: Mapping) -> _Call:
+def call_of_case(case: dict, tensors: Mapping, theirs: Mapping) -> Call:
     name = case["name"]
     q, k = tensors[f"{name}/q"], tensors[f"{name}/k"]
     outputs = []
@@ -567,8 +566,8 @@ def _call_of(case: dict, tensors: Mapping, theirs: Mapping) -> _Call:
         outputs.append(got.to(torch.float64))
     positions = tensors[f"{name}/positions"]
     row = positions if positions.dim() == 1 else positions[0]
-    window = _Window(case["first"], case["last"] + 1, q.shape[0], q.shape[1])
-    call = _Call(
+    window = Window(case["first"], case["last"] + 1, q.shape[0], q.shape[1])
+    call = Call(
         window,
         DTYPES[case["dtype"]],
         row,
@@ -580,16 +579,16 @@ def _call_of(case: dict, tensors: Mapping, theirs: Mapping) -> _Call:
     return call
 
 
-def _pairs_of(call: _Call):
+def compared(call: Call):
     return zip(call.outputs, call.expected, call.allowed, strict=True)
 
 
-def _rebuild(metadata: dict, group: str) -> RotaryEmbedding:
+def rebuild_reference(metadata: dict, group: str) -> RotaryEmbedding:
     layout = metadata.get("layout_argument")
     kwargs = {} if layout is None else {"layout": layout}
     layer_type = metadata["groups"][group]["layer_type"]
     module = RotaryEmbedding.from_hf_config(metadata["config"], layer_type=layer_type, **kwargs)
-    described = _describe_module(module, layer_type)
+    described = describe_module(module, layer_type)
     if any(described[k] != v for k, v in metadata["groups"][group].items() if k != "base") or (
         not math.isclose(described["base"], metadata["groups"][group]["base"], rel_tol=1e-12)
     ):
