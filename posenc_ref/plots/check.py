@@ -64,16 +64,15 @@ def rope_error_curves(
     """
     import torch
 
-    from ..testing import rope_error
-    from ..testing._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
+    from ..testing import float32_angle_allowance, rope_error
+    from ..testing._common import UNIT_ROUNDOFF
+    from ..testing._tolerance import OUTPUT_ROUNDINGS
 
     positions = error_positions() if positions is None else positions
     errors = {label: rope_error(fn, reference, positions).numpy() for label, fn in fns.items()}
     omega = reference.frequencies(int(positions.max()) + 1).inv_freq
-    m = positions.to(torch.float64)[:, None]
-    u32 = UNIT_ROUNDOFF[torch.float32]
-    angle = ANGLE_MARGIN * u32 * m * omega * (torch.log(1 / omega) + ANGLE_ULPS)
-    rounding = OUTPUT_ROUNDINGS * u32
+    angle = float32_angle_allowance(positions, omega, base=reference.base)
+    rounding = OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[torch.float32]
     return {
         "positions": positions.numpy(),
         "errors": errors,

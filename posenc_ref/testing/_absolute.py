@@ -14,11 +14,8 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import check_base, check_bool, check_dim, check_int
-from ._bugs import COMMON_BASES, fitted_base
+from ._bugs import COMMON_BASES
 from ._common import (
-    ANGLE_MARGIN,
-    ANGLE_ULPS,
-    OUTPUT_ROUNDINGS,
     UNIT_ROUNDOFF,
     as_float64,
     check_nonnegative_float,
@@ -26,6 +23,8 @@ from ._common import (
     fmt,
     nice_number,
 )
+from ._setting import fitted_base
+from ._tolerance import OUTPUT_ROUNDINGS, float32_angle_allowance, frequency_steps
 
 __all__ = ["assert_sinusoidal_equal"]
 
@@ -117,7 +116,10 @@ def table_allowance(
     atol: float,
     step: torch.dtype | None = None,
 ) -> torch.Tensor:
-    """Allowed error per entry: ``8 u(dtype) + 2 u32 m w (ln(1/w) + 4) + atol`` (values <= 1).
+    """Allowed error per entry: ``8 u(dtype) + angle(m, w) + atol`` (values <= 1).
+
+    ``angle`` is the float32 angle allowance of the RoPE check
+    (:func:`~._tolerance.float32_angle_allowance`), each column's frequency its own plain one.
 
     ``w`` is the frequency the entry is evaluated at in the model; ``step`` adds one rounding
     step of a low-precision model's rounded quantity.
@@ -127,8 +129,9 @@ def table_allowance(
     base_error = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[dtype]
     allowed = torch.full((positions.numel(), dim), base_error, dtype=torch.float64)
     if float32_angles:
-        angle = ANGLE_MARGIN * UNIT_ROUNDOFF[torch.float32] * m * omega
-        allowed = allowed + angle * (torch.log(1 / omega).clamp(min=0) + ANGLE_ULPS)
+        allowed = allowed + float32_angle_allowance(
+            m[:, 0], omega, base=1.0, plain_inv_freq=omega, steps=frequency_steps(omega)
+        )
     if step is not None:
         allowed = allowed + 3 * UNIT_ROUNDOFF[step] * (1 + m * omega)
     return allowed + atol

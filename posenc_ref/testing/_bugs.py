@@ -4,181 +4,41 @@ r"""The bug models and their search: each common mistake as a model that predict
 a report lists them: a title, and a small function of the :class:`Setting` (the reference, the
 calls the user's function received, what was read off its output) that returns the candidate
 models of that mistake (none when it cannot apply, several when it has a parameter: each common
-base, each low-precision dtype). :func:`hypotheses` runs the table; :func:`evaluate` runs one
-candidate on the inputs the user's function received and returns its largest error / allowance:
-at most 1 means the model reproduces the user's output, and the bug is named. Nothing is
-inferred from the size of an error alone. Adding a bug is adding a row.
+base, each low-precision dtype). The rows of engines' call patterns, M-RoPE and conventions are
+in ``_engine_bugs.py``. :func:`candidate_models` runs the table; :func:`~._setting.evaluate`
+runs one candidate on the inputs the user's function received and returns its largest error /
+allowance: at most 1 means the model reproduces the user's output, and the bug is named.
+Nothing is inferred from the size of an error alone. Adding a bug is adding a row.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
+import itertools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from functools import cached_property
 
 import torch
 
-from ..absolute import inv_freq as _inv_freq
+from ..absolute import inv_freq as plain_inv_freq
 from ..rope import RotaryEmbedding
-from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
+from ..rope_scaling import ScaledFrequencies
 from ._common import fmt, nice_number
-from ._model import (
-    Model,
-    dtype_name,
-    other_layout,
-    pair_parts,
-    predict,
-    reference_model,
-    written_layout,
+from ._engine_bugs import ENGINE_BUG_MODELS
+from ._model import dtype_name, other_layout, written_layout
+from ._plan import Call, original_context
+from ._setting import (
+    BugModel,
+    Hypothesis,
+    Setting,
+    copied_tail,
+    fixed,
+    layout_words,
 )
-from ._plan import Call, excess_ratio, original_context, rope_allowance
 
 # Bases people use (GPT-NeoX/Llama 2, Llama 3, Qwen2, Mistral's 1e6, gpt-oss's 150000, ...) and
 # 100 = sqrt(10000), the base an exponent of -i/d instead of -2i/d amounts to. Each one is tried
 # as a hypothesis, together with the base fitted from the user's own output.
 COMMON_BASES = (100.0, 10000.0, 50000.0, 100000.0, 150000.0, 500000.0, 1e6, 5e6, 1e7)
-
-
-@dataclass
-class Hypothesis:
-    key: str
-    title: str
-    detail: str
-    model: Model
-    worst: float = math.inf  # largest error / allowance over every call
-
-
-@dataclass(frozen=True)
-class BugModel:
-    """One row of :data:`BUG_MODELS`: a kind of mistake and how to model it.
-
-    Attributes
-    ----------
-    title : str
-        What the report calls it ("the other pair layout").
-    candidates : callable
-        ``Setting -> iterator of Hypothesis``: the models of this mistake for one reference
-        (none when it cannot apply to it).
-    """
-
-    title: str
-    candidates: Callable[[Setting], Iterator[Hypothesis]]
-
-
-class Setting:
-    """What the bug models are built from: the reference, its model and the user's calls."""
-
-    def __init__(self, reference: RotaryEmbedding, calls: list[Call]) -> None:
-        self.reference = reference
-        self.calls = calls
-        self.ref = reference_model(reference)
-        self.rotary_dim = reference.rotary_dim
-        self.head_dim = reference.head_dim
-        self.base = reference.base
-        self.layout = self.ref.layout
-        self.other = other_layout(self.ref.layout)
-        self.attention_factor = float(reference.attention_factor)
-        self.method = getattr(reference, "method", None)
-
-    def hypothesis(self, key: str, title: str, detail: str, **changes) -> Hypothesis:
-        """A candidate: the reference's model with ``changes``."""
-        return Hypothesis(key, title, detail, dataclasses.replace(self.ref, **changes))
-
-    @cached_property
-    def fitted(self) -> tuple[torch.Tensor | None, tuple[float, float] | None]:
-        """Frequencies read off the first call's output, and the base fitted to them."""
-        if not self.calls:
-            return None, None
-        omega = fit_frequencies(
-            self.calls[0], self.layout, self.rotary_dim, written_layout(self.reference)
-        )
-        fit = None if omega is None else fitted_base(omega, self.rotary_dim)
-        if fit is not None and not (math.isfinite(fit[0]) and 1.0 < fit[0] < 1e12):
-            fit = None
-        return omega, fit
-
-    def frequencies_for(self, dim: int, base: float) -> Callable[[int], ScaledFrequencies] | None:
-        """The reference's scaling recomputed for another width or base."""
-        return method_frequencies(self.reference, dim, base)
-
-
-def layout_words(layout: str, rotary_dim: int) -> str:
-    if layout == "interleaved":
-        return "pairs (2i, 2i+1), the interleaved layout (RoFormer, Meta's Llama, torchtune)"
-    return (
-        f"pairs (i, i + {rotary_dim // 2}), the half layout (HF transformers' rotate_half, "
-        "GPT-NeoX)"
-    )
-
-
-def fixed(freqs: ScaledFrequencies) -> Callable[[int], ScaledFrequencies]:
-    return lambda seq_len: freqs
-
-
-def method_frequencies(
-    reference: RotaryEmbedding, dim: int, base: float
-) -> Callable[[int], ScaledFrequencies] | None:
-    """The reference's scaling method, recomputed for another width or base (None if unknown)."""
-    method = getattr(reference, "method", None)
-    if method is None:
-        return fixed(ScaledFrequencies(_inv_freq(dim, base), 1.0))
-    if method not in SCALING_METHODS:
-        return None  # a ScaledFrequencies given directly: no formula to recompute
-    function = SCALING_METHODS[method]
-    params = dict(reference.scaling_params)
-    try:
-        if "seq_len" in inspect.signature(function).parameters:
-            return lambda seq_len: function(dim, base, seq_len=seq_len, **params)
-        freqs = function(dim, base, **params)
-    except (TypeError, ValueError):
-        return None
-    return fixed(freqs)
-
-
-def fit_frequencies(
-    call: Call, layout: str, rotary_dim: int, output_layout: str | None = None
-) -> torch.Tensor | None:
-    """Per-pair frequencies read off the user's output at positions 1, 2, 4, ... (float64).
-
-    The angle a pair turned by is ``atan2(u v' - v u', u u' + v v')``; its median over the batch
-    and heads at position 1 gives the frequency up to 2 pi, refined at positions 2, 4, 8, ...
-    with the turn count unwrapped. Meaningful only if the output rotates pairs of this layout.
-    """
-    if call.window.start != 0 or call.window.stop < 3:
-        return None
-    u, v = pair_parts(call.inputs[0], layout, rotary_dim)
-    u2, v2 = pair_parts(call.outputs[0], output_layout or layout, rotary_dim)
-    phi = torch.atan2(u * v2 - v * u2, u * u2 + v * v2)  # (batch, heads, n, pairs)
-    phi = phi.flatten(0, -3).median(dim=0).values  # (n, pairs)
-    omega = phi[1].clone()
-    m = 2
-    while m < phi.shape[0]:
-        turns = torch.round((m * omega - phi[m]) / (2 * math.pi))
-        omega = (phi[m] + 2 * math.pi * turns) / m
-        m *= 2
-    return omega
-
-
-def fitted_base(omega: torch.Tensor, rotary_dim: int) -> tuple[float, float] | None:
-    """``(base, offset)`` from ``ln w_i = offset + slope * i`` over pairs ``i >= 1``.
-
-    ``base = exp(-slope * rotary_dim / 2)``; ``offset`` is 0 for ``w_i = base^(-2i/d)`` and equal
-    to the slope when the frequencies are indexed from 1.
-    """
-    pairs = omega.numel()
-    if pairs < 3 or not bool((omega[1:] > 0).all()):
-        return None
-    i = torch.arange(1, pairs, dtype=torch.float64)
-    y = torch.log(omega[1:])
-    slope = float(((i - i.mean()) * (y - y.mean())).sum() / ((i - i.mean()) ** 2).sum())
-    offset = float(y.mean() - slope * i.mean())
-    if slope >= 0:
-        return None
-    return math.exp(-slope * rotary_dim / 2), offset
-
 
 # --------------------------------------------------------------------------- layouts
 
@@ -191,7 +51,10 @@ def layout_swapped(s: Setting) -> Iterator[Hypothesis]:
         f"your fn rotates {layout_words(s.other, s.rotary_dim)}; the reference rotates "
         f"{layout_words(s.layout, s.rotary_dim)}. If your checkpoint was converted for that "
         f"layout, build the reference with layout={s.other!r}; otherwise permute the query/key "
-        "projection rows (posenc_ref.permute_qk_weight) or switch the rotation",
+        "projection rows (posenc_ref.permute_qk_weight) or switch the rotation. (flash-attn's "
+        "flash_attn_with_kvcache rotates interleaved pairs unless rotary_interleaved=False, "
+        "while its apply_rotary_emb defaults to interleaved=False; llama.cpp's "
+        "GGML_ROPE_TYPE_NORMAL is interleaved, NEOX half)",
         layout=s.other,
     )
 
@@ -241,25 +104,25 @@ def shifted_positions(s: Setting) -> Iterator[Hypothesis]:
         "positions off by one",
         "your fn rotates position m by the angles of position m + 1 (positions counted from 1, "
         "or an extra token before the first)",
-        positions=lambda p: p.to(torch.float64) + 1,
+        positions=lambda call: call.positions + 1,
     )
     yield s.hypothesis(
         "shift_minus",
         "positions off by one",
         "your fn rotates position m by the angles of position m - 1",
-        positions=lambda p: p.to(torch.float64) - 1,
+        positions=lambda call: call.positions - 1,
     )
 
 
 def ignored_positions(s: Setting) -> Iterator[Hypothesis]:
     """Every call rotated as if it started at 0 (only testable with a call that does not)."""
-    if any(call.window.start > 0 for call in s.calls):
+    if any(call.start > 0 for call in s.calls):
         yield s.hypothesis(
             "restart",
             "positions ignored",
             "your fn rotates every call as if its positions started at 0 (it ignores the "
             "positions it is given: a KV-cache offset that is never applied)",
-            positions=lambda p: p.to(torch.float64) - p[0].to(torch.float64),
+            positions=lambda call: torch.arange(call.n).expand_as(call.positions),
         )
 
 
@@ -270,7 +133,7 @@ def no_rotation(s: Setting) -> Iterator[Hypothesis]:
         "identity",
         "no rotation at all",
         "your fn returns q and k unrotated",
-        positions=lambda p: torch.zeros_like(p, dtype=torch.float64),
+        positions=lambda call: torch.zeros_like(call.positions),
         frequencies=lambda n: ScaledFrequencies(reference.frequencies(n).inv_freq, 1.0),
     )
 
@@ -380,6 +243,7 @@ def other_base(s: Setting) -> Iterator[Hypothesis]:
             "a different base",
             f"your fn uses base {candidate:.10g} where the reference has {base:.10g}{note}",
             frequencies=frequencies,
+            base=candidate,
         )
 
 
@@ -415,7 +279,7 @@ def all_divided(s: Setting) -> Iterator[Hypothesis]:
     if omega is None or not bool((omega > 0).all()):
         return
     r = s.rotary_dim
-    plain_omega = _inv_freq(r, s.base)
+    plain_omega = plain_inv_freq(r, s.base)
     c = float((plain_omega / omega).median())
     from_one_c = abs(c / s.base ** (2 / r) - 1) < 1e-3  # frequencies indexed from 1: its own row
     if not (math.isfinite(c) and c > 0 and abs(c - 1) > 1e-6) or from_one_c:
@@ -452,7 +316,8 @@ def factor_missing(s: Setting) -> Iterator[Hypothesis]:
             "factor_missing",
             "the attention factor missing",
             f"your fn does not multiply cos and sin by the attention factor {fmt(a)} (its pair "
-            "norms are unchanged by the rotation)",
+            "norms are unchanged by the rotation; engines that drop the config's YaRN "
+            "attention_factor do this, e.g. SGLang's YaRN before PR #33558)",
             frequencies=with_factor(s, 1.0),
         )
 
@@ -485,7 +350,7 @@ def scaling_missing(s: Setting) -> Iterator[Hypothesis]:
         "the scaling method not applied",
         f"your fn uses plain RoPE frequencies (base {s.base:.10g}, attention factor 1): the "
         f"reference's {method_name(s)!r} scaling is missing",
-        frequencies=fixed(ScaledFrequencies(_inv_freq(s.rotary_dim, s.base), 1.0)),
+        frequencies=fixed(ScaledFrequencies(plain_inv_freq(s.rotary_dim, s.base), 1.0)),
     )
 
 
@@ -504,18 +369,41 @@ def short_and_long(s: Setting):
     return context, longer, short, long_
 
 
+# What each length-dependent method calls its switch made once, and who does so.
+LOAD_TIME = {
+    "longrope": (
+        "the LongRoPE switch fixed at load time",
+        "vLLM chooses once from max_model_len (long factors when it exceeds the original "
+        "context; phi3_long_rope_scaled_rope.py), TensorRT-LLM from max_seq_len, llama.cpp from "
+        "n_ctx, mlx-lm always takes the long factors; transformers switches per call",
+    ),
+    "dynamic_ntk": (
+        "dynamic NTK frozen at the maximum length",
+        "vLLM and SGLang build one cos/sin cache at max_position x factor "
+        "(dynamic_ntk_scaling_rope.py); transformers grows the base with each call's length",
+    ),
+}
+
+
 def length_never(s: Setting) -> Iterator[Hypothesis]:
     """A length-dependent method kept at its original-context frequencies."""
     switch = short_and_long(s)
     if switch is not None:
         context, _, short, _ = switch
+        title, engines = LOAD_TIME.get(s.method, ("the length-dependent switch never made", ""))
+        if s.method == "longrope":
+            title += " (short factors)"
+        elif s.method == "dynamic_ntk":
+            title, engines = "the length-dependent switch never made", ""
         yield s.hypothesis(
             "length_never",
-            "the length-dependent switch never made",
+            title,
             f"your fn keeps the original-context frequencies of {method_name(s)!r} past "
-            f"{context} positions, where the reference switches per call",
+            f"{context} positions, where the reference switches per call"
+            + (f" ({engines}; with a maximum length at most the original context)" if engines
+               else ""),
             frequencies=fixed(short),
-        )
+        )  # fmt: skip
 
 
 def length_always(s: Setting) -> Iterator[Hypothesis]:
@@ -523,11 +411,14 @@ def length_always(s: Setting) -> Iterator[Hypothesis]:
     switch = short_and_long(s)
     if switch is not None:
         _, longer, _, long_ = switch
+        title, engines = LOAD_TIME.get(s.method, ("the extended frequencies at every length", ""))
+        if s.method == "longrope":
+            title += " (long factors)"
         yield s.hypothesis(
             "length_always",
-            "the extended frequencies at every length",
+            title,
             f"your fn uses the extended frequencies of {method_name(s)!r} (length {longer}) for "
-            "every call, also inside the original context (vLLM's static 'dynamic' NTK does this)",
+            "every call, also inside the original context" + (f" ({engines})" if engines else ""),
             frequencies=fixed(long_),
         )
 
@@ -535,8 +426,12 @@ def length_always(s: Setting) -> Iterator[Hypothesis]:
 # --------------------------------------------------------------------------- precision
 
 F32, BF16, F16 = torch.float32, torch.bfloat16, torch.float16
-# The order of Model.precision:
-PRECISION_SLOTS = ("positions", "inv_freq", "angles", "cos/sin tables")
+PRECISION_SLOTS = (
+    "positions",
+    "inv_freq",
+    "angles",
+    "cos/sin tables",
+)  # the order of Model.precision
 PRECISION_WHY = {
     "positions": {
         BF16: "bfloat16 keeps 8 significant bits: above 256 positions step by 2 (257 becomes "
@@ -581,6 +476,27 @@ def low_precision(s: Setting) -> Iterator[Hypothesis]:
             )
 
 
+def two_low_precisions(s: Setting) -> Iterator[Hypothesis]:
+    """Two quantities of the pipeline in the same low-precision dtype."""
+    for (i, a), (j, b) in itertools.combinations(enumerate(PRECISION_SLOTS), 2):
+        for low in (BF16, F16):
+            precision = [F32] * 4
+            precision[i] = precision[j] = low
+            note = (
+                " (positions built with arange(dtype=inv_freq.dtype) after the module was cast "
+                "to bfloat16: GPT-NeoX's published bug)"
+                if (a, b) == ("positions", "inv_freq") and low == BF16
+                else ""
+            )
+            yield s.hypothesis(
+                f"precision_{a}_{b}_{dtype_name(low)}",
+                f"{a} and {b} in {dtype_name(low)}",
+                f"your fn holds both the {a} and the {b} in {dtype_name(low)}{note}. Keep "
+                "positions and frequencies in float32 or better",
+                precision=tuple(precision),
+            )
+
+
 # --------------------------------------------------------------------------- the table
 
 BUG_MODELS: dict[str, BugModel] = {
@@ -602,72 +518,14 @@ BUG_MODELS: dict[str, BugModel] = {
     "scaling_missing": BugModel("the scaling method not applied", scaling_missing),
     "length_never": BugModel("the length-dependent switch never made", length_never),
     "length_always": BugModel("the extended frequencies at every length", length_always),
+    **ENGINE_BUG_MODELS,
     "precision": BugModel("a quantity held in bfloat16 or float16", low_precision),
+    "two_precisions": BugModel("two quantities in low precision", two_low_precisions),
 }
 """Bug name to its row, in the order a report lists the matches."""
 
 
 def candidate_models(reference: RotaryEmbedding, calls: list[Call]) -> list[Hypothesis]:
+    """Every candidate model of every row, for ``reference`` and the calls made."""
     setting = Setting(reference, calls)
     return [h for row in BUG_MODELS.values() for h in row.candidates(setting)]
-
-
-def copied_tail(calls: list[Call], head_dim: int) -> int:
-    """How many trailing coordinates the user's fn returned unchanged, in every call."""
-    copied = head_dim
-    for call in calls:
-        for x, got in zip(call.inputs, call.outputs, strict=True):
-            same = (x == got).flatten(0, -2).all(dim=0)  # (head_dim,)
-            changed = torch.nonzero(~same).flatten()
-            if changed.numel():
-                copied = min(copied, head_dim - 1 - int(changed.max()))
-    return copied
-
-
-def with_layout(h: Hypothesis, layout: str) -> Hypothesis:
-    model = dataclasses.replace(h.model, layout=layout)
-    return Hypothesis(f"layout+{h.key}", f"the other pair layout and {h.title}", h.detail, model)
-
-
-def evaluate(h: Hypothesis, calls: list[Call], options: dict) -> float:
-    """Largest error / allowance of the model's prediction over every call (<= 1: explained).
-
-    A low-precision model is exact only up to where the user's float32 value and ours round
-    apart; for those, 99% of the coordinates must meet the plain allowance and every one the
-    allowance plus one rounding step, else the plain worst is returned.
-    """
-    worst, worst_step, inside, total = 0.0, 0.0, 0, 0
-    for call in calls:
-        for x, got in zip(call.inputs, call.outputs, strict=True):
-            predicted = predict(h.model, x, call.positions, call.seq_len)
-            factor = max(
-                float(h.model.frequencies(call.seq_len).attention_factor),
-                float(options["attention_factor"]),
-            )
-            common = dict(
-                float32_angles=True,
-                rtol=options["rtol"],
-                atol=options["atol"],
-                attention_factor=factor,
-            )
-            allowed = rope_allowance(h.model, x, call.positions, call.seq_len, call.dtype, **common)
-            excess = excess_ratio(got, predicted, allowed)
-            worst = max(worst, float(excess.max()))
-            if h.model.precision is not None:
-                stepped = rope_allowance(
-                    h.model,
-                    x,
-                    call.positions,
-                    call.seq_len,
-                    call.dtype,
-                    rounding_step=True,
-                    **common,
-                )
-                worst_step = max(worst_step, float(excess_ratio(got, predicted, stepped).max()))
-                inside += int((excess <= 1).sum())
-                total += excess.numel()
-            if worst > 1e6 and h.model.precision is None:
-                return worst  # clearly not this one: skip the remaining calls
-    if worst > 1 and h.model.precision is not None and worst_step <= 1 and inside >= 0.99 * total:
-        return worst_step
-    return worst

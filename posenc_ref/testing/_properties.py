@@ -8,8 +8,9 @@ reference comparison attributes to other causes (a table that is not a rotation,
 drifts) and need no knowledge of the base or the scaling method.
 
 Tolerances follow the same error model as :func:`assert_rope_equal`, with the frequency unknown:
-an angle formed in float32 at position :math:`m` may be off by :math:`8\,u_{32}\,m` radians
-(the largest of :math:`2u_{32}\,m\,\omega(\ln(1/\omega) + 4)` over :math:`0 < \omega \le 1`).
+an angle formed in float32 at position :math:`m` may be off by :math:`c\,m` radians, with
+:math:`c` the largest float32 angle allowance per unit of position over the pairs of the head
+for the smallest base in use (:func:`~._tolerance.angle_allowance_per_position`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from .._checks import check_bool, check_dim, check_positive_float
 from ..rope import to_half_layout
 from ._arrays import RopeFn, call_qk
 from ._common import (
-    ANGLE_MARGIN,
-    ANGLE_ULPS,
-    OUTPUT_ROUNDINGS,
     UNIT_ROUNDOFF,
     check_dtypes,
     check_nonnegative_float,
@@ -33,6 +31,7 @@ from ._common import (
     fmt,
 )
 from ._rope import check_fn
+from ._tolerance import OUTPUT_ROUNDINGS, angle_allowance_per_position
 
 __all__ = [
     "assert_relative_property",
@@ -45,9 +44,6 @@ __all__ = [
 # offsets occur at small and large absolute positions.
 DEFAULT_STARTS = (0, 4096, 100_000)
 RUN = 16
-# w (ln(1/w) + 4) grows on 0 < w <= 1 (its derivative is 3 + ln(1/w)), so its largest value is
-# 4, at w = 1: the float32 angle allowance per unit of position for an unknown frequency.
-ANGLE_PER_POSITION = ANGLE_MARGIN * UNIT_ROUNDOFF[torch.float32] * ANGLE_ULPS
 
 
 def checked_positions(positions: object) -> torch.Tensor:
@@ -76,7 +72,8 @@ def common_inputs(head_dim, seed, dtype, float32_angles, rtol, atol):
     rtol = check_optional_tolerance("rtol", rtol)
     atol = check_nonnegative_float("atol", atol)
     relative = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[dtype]
-    angle = ANGLE_PER_POSITION if float32_angles else 0.0
+    # the float32 angle allowance per unit of position, for frequencies nobody told us
+    angle = angle_allowance_per_position(head_dim) if float32_angles else 0.0
     return head_dim, torch.Generator().manual_seed(seed), dtype, relative, angle, atol
 
 
