@@ -372,8 +372,12 @@ def _vectors(args: argparse.Namespace) -> int:
     except OSError as error:
         raise _Refused(f"cannot write {args.output}: {error}") from error
     print(
-        f"wrote {path}: {len(metadata['cases'])} cases, {len(tensors)} tensors, format "
-        f"{metadata['format']} version {metadata['version']}, sha256 {metadata['sha256'][:16]}..."
+        _wrap(
+            f"wrote {path}: {len(metadata['cases'])} cases, {len(tensors)} tensors, format "
+            f"{metadata['format']} version {metadata['version']}, sha256 "
+            f"{metadata['sha256'][:16]}...",
+            indent=2,
+        )
     )
     for group, rope in metadata["groups"].items():
         widths = f"head_dim {rope['head_dim']}"

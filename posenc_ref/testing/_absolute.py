@@ -193,6 +193,15 @@ def sinusoidal_models(
                 SinusoidalModel("interleaved", pair_frequencies(base, denominator=dim / 2 - 1)),
             )
         )
+    return out + base_and_precision_models(base, fitted)
+
+
+def base_and_precision_models(
+    base: float, fitted: list[float]
+) -> list[tuple[str, str, SinusoidalModel]]:
+    """Other bases (the fitted ones first), and each quantity held in bfloat16 or float16."""
+    out = []
+    plain = pair_frequencies(base)
     seen = {base}
     for candidate in [*fitted, *COMMON_BASES]:
         if candidate in seen or any(abs(candidate / s - 1) < 1e-9 for s in seen):

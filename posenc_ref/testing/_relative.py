@@ -338,6 +338,58 @@ def t5_model(
     return buckets + torch.where(distance < exact, distance, large)
 
 
+def t5_bug_models(params: dict) -> list[tuple[str, str, Callable]]:
+    """The common mistakes of T5 buckets as ``(title, detail, bucket function)``."""
+    bidirectional, num_buckets = params["bidirectional"], params["num_buckets"]
+    max_distance = params["max_distance"]
+    other = "causal" if bidirectional else "bidirectional"
+    models = [
+        (
+            "the query - key sign",
+            "your fn uses query - key where T5 uses key - query (keys in the past have negative "
+            "relative positions)",
+            lambda r: t5_relative_bucket(-r, **params),
+        ),
+        (
+            "the bidirectional flag inverted",
+            f"your fn gives the {other} buckets",
+            lambda r: t5_relative_bucket(r, **{**params, "bidirectional": not bidirectional}),
+        ),
+        (
+            "buckets not halved per direction",
+            "your fn gives each direction all num_buckets buckets instead of half of them",
+            lambda r: t5_model(r, **params, halve=False),
+        ),
+        (
+            "rounding instead of truncation",
+            "your fn rounds the logarithmic bucket position where T5 truncates it",
+            lambda r: t5_model(r, **params, rounding="round"),
+        ),
+        (
+            "no saturation",
+            f"your fn does not cap the buckets at {num_buckets - 1}: distances past "
+            f"max_distance={max_distance} get buckets of their own",
+            lambda r: t5_model(r, **params, cap=False),
+        ),
+        (
+            "the logarithm in float64",
+            "your fn evaluates the logarithm in float64; T5 (Mesh TensorFlow, HF) uses float32, "
+            "and bucket edges differ where the value is within rounding of an integer",
+            lambda r: t5_model(r, **params, log_dtype=torch.float64),
+        ),
+    ]
+    if not bidirectional:
+        future = (
+            "future keys outside bucket 0",
+            "your fn buckets future keys (key > query) by their distance; in the causal case T5 "
+            "puts every future key in bucket 0, with distance 0 (they are masked anyway, but "
+            "the bucket indexes the learned table)",
+            lambda r: t5_model(r, **params, future="distance"),
+        )
+        models.insert(1, future)
+    return models
+
+
 def assert_t5_buckets_equal(
     fn: Callable[[torch.Tensor], torch.Tensor],
     *,
@@ -415,51 +467,7 @@ def assert_t5_buckets_equal(
             f"Observed: your buckets range over {int(got.min())}..{int(got.max())}, outside "
             f"0..{num_buckets - 1}."
         )
-    other = "causal" if bidirectional else "bidirectional"
-    models = [
-        (
-            "the query - key sign",
-            "your fn uses query - key where T5 uses key - query (keys in the past have negative "
-            "relative positions)",
-            lambda r: t5_relative_bucket(-r, **params),
-        ),
-        (
-            "the bidirectional flag inverted",
-            f"your fn gives the {other} buckets",
-            lambda r: t5_relative_bucket(r, **{**params, "bidirectional": not bidirectional}),
-        ),
-        (
-            "buckets not halved per direction",
-            "your fn gives each direction all num_buckets buckets instead of half of them",
-            lambda r: t5_model(r, **params, halve=False),
-        ),
-        (
-            "rounding instead of truncation",
-            "your fn rounds the logarithmic bucket position where T5 truncates it",
-            lambda r: t5_model(r, **params, rounding="round"),
-        ),
-        (
-            "no saturation",
-            f"your fn does not cap the buckets at {num_buckets - 1}: distances past "
-            f"max_distance={max_distance} get buckets of their own",
-            lambda r: t5_model(r, **params, cap=False),
-        ),
-        (
-            "the logarithm in float64",
-            "your fn evaluates the logarithm in float64; T5 (Mesh TensorFlow, HF) uses float32, "
-            "and bucket edges differ where the value is within rounding of an integer",
-            lambda r: t5_model(r, **params, log_dtype=torch.float64),
-        ),
-    ]
-    if not bidirectional:
-        future = (
-            "future keys outside bucket 0",
-            "your fn buckets future keys (key > query) by their distance; in the causal case T5 "
-            "puts every future key in bucket 0, with distance 0 (they are masked anyway, but "
-            "the bucket indexes the learned table)",
-            lambda r: t5_model(r, **params, future="distance"),
-        )
-        models.insert(1, future)
+    models = t5_bug_models(params)
     # A model identical to the reference on these distances cannot be told apart: not tested.
     models = [m for m in models if not bool((m[2](rel) == expected).all())]
     explained = [(t, d) for t, d, model in models if bool((model(rel) == got).all())]

@@ -358,48 +358,53 @@ def check_vectors(metadata: dict, tensors: Mapping[str, torch.Tensor], path: str
         )
     _need(isinstance(cases, list) and cases, path, "cases", "must be a non-empty list")
     for i, case in enumerate(cases):
-        field = f"cases[{i}]"
-        _need(isinstance(case, dict), path, field, "must be an object")
-        name = case.get("name")
+        _check_case(i, case, groups, tensors, path)
+
+
+def _check_case(i: int, case: object, groups: dict, tensors: Mapping, path: str) -> None:
+    """One entry of ``cases`` and its tensors, against the format."""
+    field = f"cases[{i}]"
+    _need(isinstance(case, dict), path, field, "must be an object")
+    name = case.get("name")
+    _need(
+        isinstance(name, str) and case.get("group") in groups,
+        path,
+        f"{field}.name",
+        "needs a name and a group of the file's groups",
+    )
+    _need(case.get("dtype") in DTYPES, path, f"{name}.dtype", f"must be one of {tuple(DTYPES)}")
+    rows = case.get("position_rows")
+    _need(rows in (1, 2, 3), path, f"{name}.position_rows", "must be 1, 2 or 3")
+    for key in ("first", "last"):
+        _need(isinstance(case.get(key), int), path, f"{name}.{key}", "must be an integer")
+    for what in ("positions", "q", "k", "q_rot", "k_rot", "tol_q", "tol_k"):
+        _need(f"{name}/{what}" in tensors, path, f"{name}/{what}", "is missing")
+    q, k, positions = (tensors[f"{name}/{w}"] for w in ("q", "k", "positions"))
+    _need(
+        q.dim() == 4
+        and k.dim() == 4
+        and q.shape[2] == k.shape[2] == positions.shape[-1]
+        and q.dtype == k.dtype == DTYPES[case["dtype"]],
+        path,
+        f"{name}/q and k",
+        f"must be (batch, heads, n, head_dim) {case['dtype']} tensors of the positions' n",
+    )
+    _need(
+        positions.dtype == torch.int64
+        and positions.dim() == (1 if rows == 1 else 2)
+        and (rows == 1 or positions.shape[0] == rows),
+        path,
+        f"{name}/positions",
+        f"must be int64 ({'n,' if rows == 1 else f'{rows}, n'})",
+    )
+    for got, like in (("q_rot", q), ("tol_q", q), ("k_rot", k), ("tol_k", k)):
+        t = tensors[f"{name}/{got}"]
         _need(
-            isinstance(name, str) and case.get("group") in groups,
+            t.shape == like.shape and t.dtype == torch.float64,
             path,
-            f"{field}.name",
-            "needs a name and a group of the file's groups",
+            f"{name}/{got}",
+            f"must be float64 of shape {tuple(like.shape)}",
         )
-        _need(case.get("dtype") in DTYPES, path, f"{name}.dtype", f"must be one of {tuple(DTYPES)}")
-        rows = case.get("position_rows")
-        _need(rows in (1, 2, 3), path, f"{name}.position_rows", "must be 1, 2 or 3")
-        for key in ("first", "last"):
-            _need(isinstance(case.get(key), int), path, f"{name}.{key}", "must be an integer")
-        for what in ("positions", "q", "k", "q_rot", "k_rot", "tol_q", "tol_k"):
-            _need(f"{name}/{what}" in tensors, path, f"{name}/{what}", "is missing")
-        q, k, positions = (tensors[f"{name}/{w}"] for w in ("q", "k", "positions"))
-        _need(
-            q.dim() == 4
-            and k.dim() == 4
-            and q.shape[2] == k.shape[2] == positions.shape[-1]
-            and q.dtype == k.dtype == DTYPES[case["dtype"]],
-            path,
-            f"{name}/q and k",
-            f"must be (batch, heads, n, head_dim) {case['dtype']} tensors of the positions' n",
-        )
-        _need(
-            positions.dtype == torch.int64
-            and positions.dim() == (1 if rows == 1 else 2)
-            and (rows == 1 or positions.shape[0] == rows),
-            path,
-            f"{name}/positions",
-            f"must be int64 ({'n,' if rows == 1 else f'{rows}, n'})",
-        )
-        for got, like in (("q_rot", q), ("tol_q", q), ("k_rot", k), ("tol_k", k)):
-            t = tensors[f"{name}/{got}"]
-            _need(
-                t.shape == like.shape and t.dtype == torch.float64,
-                path,
-                f"{name}/{got}",
-                f"must be float64 of shape {tuple(like.shape)}",
-            )
 
 
 def call_of_case(case: dict, tensors: Mapping, theirs: Mapping, outputs: str) -> Call:
@@ -437,13 +442,14 @@ def _image_variants(rows: int) -> dict:
     return image_call(_Rows(), IMAGE_START).variants
 
 
-def _case_line(case: dict, worst: float | None) -> str:
-    rows = f", {case['position_rows']} rows" if case["position_rows"] > 1 else ""
-    where = f"positions {case['first']}..{case['last']}{rows}"
+def _case_line(case: dict, worst: float | None, width: int) -> str:
+    rows = f" ({case['position_rows']} rows)" if case["position_rows"] > 1 else ""
+    where = f"{case['first']}..{case['last']}{rows}"
+    head = f"  {case['name']:<{width}}  positions {where:<18}"
     if worst is None:
-        return f"  {case['name']}  {where}  MISSING"
+        return f"{head}  MISSING"
     verdict = "agrees" if worst <= 1 else "DISAGREES"
-    return f"  {case['name']}  {where}  error/tolerance {worst:.3g}  {verdict}"
+    return f"{head}  error/tolerance {worst:<8.3g}  {verdict}"
 
 
 def verify_outputs(
@@ -516,7 +522,8 @@ def verify_outputs(
             " (allowed by --allow-missing)" if allow_missing else ""
         )
     lines = [verdict + ".", "(each element must be within its tolerance, tol_q or tol_k)"]
-    lines += [_case_line(c, worst.get(c["name"])) for c in cases]
+    width = max(len(c["name"]) for c in cases)
+    lines += [_case_line(c, worst.get(c["name"]), width) for c in cases]
     for group, entries in by_group.items():
         if all(ok for _, ok in entries):
             continue
