@@ -83,9 +83,9 @@ def test_low_precision_quantities_leave_the_allowance(what, low):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("what", ["positions", "inv_freq", "angle", "table"])
-@pytest.mark.parametrize("dim, base", [(64, 1e4), (256, 1e8)])
+@pytest.mark.parametrize("dim, base", [(256, 1e8)])
 def test_the_kit_still_fails_every_low_precision_bug(what, dtype, dim, base):
-    """Through assert_rope_equal, at the widest allowance (head 256, base 1e8) too."""
+    """Through assert_rope_equal, at the widest allowance (head 256, base 1e8)."""
     fn = user_rope(
         dim, base, **{"positions_dtype" if what == "positions" else f"{what}_dtype": dtype}
     )
