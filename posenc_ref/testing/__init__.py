@@ -37,6 +37,7 @@ from ._absolute import assert_sinusoidal_equal
 from ._arrays import inplace_fn, offset_fn, offsets_fn, packed_fn, positions_fn, qk_fn, table_fn
 from ._axial import assert_axial_rope_equal
 from ._grad import assert_rope_grad_equal
+from ._kernels import FLOAT32_KERNELS
 from ._properties import (
     assert_composition,
     assert_layout_permutation,
@@ -55,6 +56,7 @@ __all__ = [
     "assert_axial_rope_equal",
     "assert_rope_grad_equal",
     "float32_angle_allowance",
+    "FLOAT32_KERNELS",
     "build_vectors",
     "write_vectors",
     "read_vectors",

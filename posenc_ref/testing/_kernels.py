@@ -3,7 +3,7 @@ r"""The float32 kernels the tolerance covers, reproduced step by step in float32
 Explained on the site: [the float32 kernels it covers](check.md#check-kernels).
 
 Real code computes a pair's angle :math:`m\,\omega_i` in float32 in a few ways; each function
-of :data:`KERNELS` does one of them with the same float32 operations, in the same order, and
+of :data:`FLOAT32_KERNELS` does one of them with the same float32 operations, in the same order, and
 returns the float32 angles ``(n, dim // 2)`` it forms. They are what
 :func:`~posenc_ref.testing.float32_angle_allowance` is derived from and checked against
 (``tests/test_testing_tolerance.py``, and the table on the check page):
@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-__all__ = ["KERNELS", "pow_kernel", "exp_log_kernel", "ggml_kernel", "float64_cast_kernel"]
+__all__ = ["FLOAT32_KERNELS", "pow_kernel", "exp_log_kernel", "ggml_kernel", "float64_cast_kernel"]
 
 
 def _positions(positions: np.ndarray) -> np.ndarray:
@@ -84,7 +84,7 @@ def yarn_blend_kernel(
     return _positions(positions) * inv_freq.numpy()
 
 
-KERNELS: dict[str, Callable[..., np.ndarray]] = {
+FLOAT32_KERNELS: dict[str, Callable[..., np.ndarray]] = {
     "pow": pow_kernel,
     "exp_log": exp_log_kernel,
     "ggml": ggml_kernel,
