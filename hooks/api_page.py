@@ -28,8 +28,11 @@ ORDER = [
     "absolute",
     "properties",
     "relative",
+    "rope_functions",
     "rope",
+    "rope_scaling_functions",
     "rope_scaling",
+    "query_scale",
     "mrope",
     "axial",
     "models",
@@ -58,36 +61,47 @@ def public_modules(root: Path) -> list[str]:
     return modules
 
 
-def _own_names(init: Path) -> list[str]:
-    """Names of a package's ``__all__`` that its modules do not define (its own API)."""
-    tree = ast.parse(init.read_text(encoding="utf-8"))
+def _is_public_import(node: ast.ImportFrom) -> bool:
+    """``from .module import x`` (at any depth) from a module with no private part in its name."""
+    parts = (node.module or "").split(".")
+    return node.level >= 1 and not any(part.startswith("_") for part in parts)
+
+
+def _own_names(path: Path) -> tuple[list[str], list[str]]:
+    """``(own, exported)``: what of ``__all__`` no other public module defines; all of it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     exported: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             exported = [ast.literal_eval(e) for e in node.value.elts]
-    from_submodules = {
+    from_public = {
         alias.asname or alias.name
         for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and not node.module.startswith("_")
+        if isinstance(node, ast.ImportFrom) and _is_public_import(node)
         for alias in node.names
     }
-    return [name for name in exported if name not in from_submodules]
+    return [name for name in exported if name not in from_public], exported
 
 
 def blocks(root: Path) -> list[str]:
-    """The mkdocstrings blocks that replace the marker."""
+    """The mkdocstrings blocks that replace the marker.
+
+    A module that re-exports names of another public module (``rope`` re-exports
+    ``rope_functions``; a package its modules' names) shows only its own: each object is shown
+    once, where it is defined, and resolves under every name it is exported as.
+    """
     out = []
     for name in public_modules(root):
         path = root / PACKAGE / name.replace(".", "/")
-        if path.is_dir():
-            members = ", ".join(_own_names(path / "__init__.py"))
-            out.append(f"::: {PACKAGE}.{name}\n    options:\n      members: [{members}]")
-        elif "." in name:
-            out.append(f"::: {PACKAGE}.{name}\n    options:\n      heading_level: 3")
-        else:
-            out.append(f"::: {PACKAGE}.{name}")
+        source = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        own, exported = _own_names(source)
+        options = [] if "." not in name or path.is_dir() else ["      heading_level: 3"]
+        if path.is_dir() or own != exported:
+            options.append(f"      members: [{', '.join(own)}]")
+        block = f"::: {PACKAGE}.{name}"
+        out.append(block + ("\n    options:\n" + "\n".join(options) if options else ""))
     return out
 
 

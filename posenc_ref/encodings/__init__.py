@@ -237,7 +237,7 @@ def _build_sinusoidal(config, family, model_type, notes):
             f"(>= 4 for fairseq's formula, which divides by d/2 - 1); {model_type}'s code pads "
             "or splits odd widths its own way"
         )
-    check_dim(width, family.width[0])
+    check_dim(family.width[0], width)
     offset = _offset(config, family, model_type)
     source = _HF + family.source
     pad = offset - 1 if family.offset is None else None

@@ -35,12 +35,13 @@ The released configs of the families on the site's model zoo ship with the packa
 (:func:`released_configs`). Explained on the site: [Model zoo](models.md).
 """
 
+from ..query_scale import QueryScale
 from .families import FAMILIES, NO_ROPE, NOT_IMPLEMENTED
 from .family import Family
 from .reader import NoRopeError, layer_specs, rope_spec
 from .released import released_config, released_configs, zoo_rows
 from .rope_types import ROPE_TYPES, RopeType
-from .spec import QueryScale, RopeSpec
+from .spec import RopeSpec
 
 __all__ = [
     "RopeSpec",

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .spec import QueryScale
+from ..query_scale import QueryScale
 
 __all__ = ["Family", "Legacy", "family_keys"]
 

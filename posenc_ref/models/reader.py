@@ -130,8 +130,10 @@ def _family_of(model_type: str | None, layout: str | None) -> tuple[Family, str 
     if family is None:
         if layout is None:
             raise _unknown_family(model_type)
-        return Family(layout=check_layout(layout), source="layout= given by the caller"), key
-    if layout is not None and check_layout(layout) != family.layout:
+        return Family(
+            layout=check_layout("layout", layout), source="layout= given by the caller"
+        ), key
+    if layout is not None and check_layout("layout", layout) != family.layout:
         raise ValueError(
             f"layout={layout!r} contradicts {key}'s code, which pairs coordinates "
             f"{family.layout!r} ({family.source})"
@@ -489,14 +491,13 @@ def _without_attention_factor(read, rotary_dim: int, base: float):
     from dataclasses import replace as _replace
 
     from ..rope_scaling import ScaledFrequencies
-    from .rope_types import _transform
 
     if read.freqs.attention_factor == 1.0:
         return read
     if read.scaling is None:
         return _replace(read, freqs=ScaledFrequencies(read.freqs.inv_freq, 1.0))
-    scaling = {**read.scaling, "attention_factor": 1.0}  # yarn and longrope: the final value
-    return _replace(read, scaling=scaling, freqs=_transform(scaling, rotary_dim, base))
+    scaling = read.scaling.replace(attention_factor=1.0)  # yarn and longrope: the final value
+    return _replace(read, scaling=scaling, freqs=scaling.frequencies(rotary_dim, base))
 
 
 def layer_specs(

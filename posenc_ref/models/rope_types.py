@@ -8,7 +8,6 @@ rest (base, widths, layout) the same way for every type. Adding a type is adding
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,7 @@ import torch
 
 from .._checks import check_bool, check_positive_float
 from ..absolute import inv_freq as _inv_freq
-from ..rope_scaling import SCALING_METHODS, ScaledFrequencies, yarn_mscale
+from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
 
 __all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult"]
 
@@ -44,7 +43,7 @@ class TypeResult:
     """What a type's reader returns."""
 
     freqs: ScaledFrequencies  # inside the original context
-    scaling: dict[str, Any] | None  # RotaryEmbedding(scaling=...) form; None: static frequencies
+    scaling: Scaling | None  # the rope_scaling method; None: frequencies computed here
     factor: float | None  # the extension ratio s, None for types without one
     original_len: int | None  # the pre-training context the type works with
 
@@ -116,17 +115,9 @@ def _ratio_factor(args: TypeArgs, name: str) -> float:
     return args.max_len / args.original
 
 
-def _transform(scaling: Mapping[str, Any], rotary_dim: int, base: float) -> ScaledFrequencies:
-    """A scaling dict's frequencies inside the original context (seq_len 0 where asked)."""
-    params = dict(scaling)
-    method = SCALING_METHODS[params.pop("method")]
-    if "seq_len" in inspect.signature(method).parameters:
-        params["seq_len"] = 0
-    return method(rotary_dim, base, **params)
-
-
 def _result(scaling: dict[str, Any], args: TypeArgs, factor, original) -> TypeResult:
-    return TypeResult(_transform(scaling, args.rotary_dim, args.base), scaling, factor, original)
+    method = Scaling.from_mapping(scaling)
+    return TypeResult(method.frequencies(args.rotary_dim, args.base), method, factor, original)
 
 
 # --------------------------------------------------------------------------- one reader per type

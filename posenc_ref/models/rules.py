@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .spec import QueryScale, _check_query_scale
+from ..query_scale import QueryScale
 
 
 def _no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -125,7 +125,7 @@ def _llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> Quer
     length = rope.get("original_max_position_embeddings")
     if length is None:
         raise ValueError("llama_4_scaling_beta needs original_max_position_embeddings (its length)")
-    return _check_query_scale(
+    return QueryScale.checked(
         beta, length, 0, "llama_4_scaling_beta, original_max_position_embeddings"
     )
 
@@ -134,7 +134,7 @@ def _llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
     """Llama 4's NoPE layers: ``q *= 1 + attn_scale ln(1 + floor((t + 1) / floor_scale))``."""
     if not config.get("attn_temperature_tuning", True):
         return None
-    return _check_query_scale(
+    return QueryScale.checked(
         config.get("attn_scale", 0.1), config.get("floor_scale", 8192), 1, "attn_scale, floor_scale"
     )
 

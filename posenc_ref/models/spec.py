@@ -2,100 +2,15 @@ r"""What :func:`~posenc_ref.models.rope_spec` returns: a model's RoPE, and what 
 
 from __future__ import annotations
 
-import inspect
-import math
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
-from .._checks import check_int, check_positions, check_positive_float
-from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
+from .._checks import check_int
+from ..query_scale import QueryScale
+from ..rope_scaling import ScaledFrequencies, Scaling
 
-__all__ = ["RopeSpec", "QueryScale", "QUERY_SCALE_FORMS"]
-
-
-@dataclass(frozen=True)
-class QueryScale:
-    r"""A query scaling that grows with the position: :math:`q \leftarrow \sigma(t)\, q`.
-
-    Two forms are in use. The staircase (``form="floor"``):
-
-    .. math::
-
-        \sigma(t) = 1 + \beta \ln\!\left(1 + \left\lfloor \frac{t + c}{T} \right\rfloor
-        \right)
-
-    Ministral 3 and Mistral 4 multiply every query by it (``llama_4_scaling_beta``
-    :math:`\beta`, :math:`T` = ``original_max_position_embeddings``, :math:`c = 0`);
-    Llama 4 multiplies the queries of its layers *without* RoPE by it
-    (``attn_scale`` :math:`\beta`, ``floor_scale`` :math:`T`, :math:`c = 1`: its
-    "attention-temperature tuning"). :math:`\sigma = 1` for every position below
-    :math:`T - c`, so it changes nothing inside the window it was trained on, and it grows
-    by :math:`\beta \ln 2` at the first multiple of :math:`T`, :math:`\beta \ln 3` at the
-    second, ...
-
-    The smooth power (``form="power"``, Beam's layers without RoPE, a scalable softmax):
-
-    .. math::
-
-        \sigma(t) = \left(1 + \frac{t + c}{T}\right)^{\beta}
-
-    with :math:`\beta = 0.1`, :math:`T = 2048`, :math:`c = 1` fixed in its code: it grows from
-    the first position on, by :math:`2^{0.1} \approx 1.072` at :math:`t + 1 = T`.
-
-    Since only the query is scaled, the attention logits grow by :math:`\sigma(m)`: a sharper
-    softmax far from the start. Derived on the site:
-    [position-dependent query scaling](models.md#models-query-scale).
-
-    Attributes
-    ----------
-    beta : float
-        :math:`\beta > 0`.
-    length : int
-        :math:`T \ge 1`.
-    shift : int
-        :math:`c`: 0 (Ministral 3, Mistral 4) or 1 (Llama 4, Beam).
-    source : str
-        The config keys (or the code) it comes from.
-    form : str
-        ``"floor"`` (the staircase) or ``"power"``.
-    """
-
-    beta: float
-    length: int
-    shift: int = 0
-    source: str = ""
-    form: str = "floor"
-
-    def __post_init__(self) -> None:
-        if self.form not in QUERY_SCALE_FORMS:
-            raise ValueError(f"form must be one of {QUERY_SCALE_FORMS}, got {self.form!r}")
-
-    def __call__(self, positions: torch.Tensor) -> torch.Tensor:
-        r""":math:`\sigma(t)` of integer positions ``(..., seq_len)``, float64."""
-        positions = check_positions(positions, integer_only=True)
-        shifted = positions.to(torch.float64) + self.shift
-        if self.form == "power":
-            return torch.exp(self.beta * torch.log1p(shifted / self.length))
-        steps = torch.div(shifted, self.length, rounding_mode="floor")
-        return 1.0 + self.beta * torch.log1p(steps)
-
-    def value(self, position: int) -> float:
-        r""":math:`\sigma(t)` of one position, in Python floats (no tensor)."""
-        position = check_int("position", position)
-        if self.form == "power":
-            return math.exp(self.beta * math.log1p((position + self.shift) / self.length))
-        return 1.0 + self.beta * math.log1p((position + self.shift) // self.length)
-
-    def describe(self) -> str:
-        """The formula with its numbers, for messages and ``inspect``."""
-        if self.form == "power":
-            return f"(1 + (t + {self.shift}) / {self.length}) ** {self.beta:g}"
-        return f"1 + {self.beta:g} ln(1 + floor((t + {self.shift}) / {self.length}))"
-
-
-QUERY_SCALE_FORMS = ("floor", "power")
+__all__ = ["RopeSpec"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,9 +59,10 @@ class RopeSpec:
         The extension ratio :math:`s` of the scaling types (as given, or derived from
         ``max_position_embeddings / original_max_position_embeddings`` where HF derives it);
         ``None`` for ``default``.
-    scaling : dict or None
-        The :mod:`posenc_ref.rope_scaling` method and its arguments, in the form
-        ``RotaryEmbedding(scaling=...)`` takes, e.g. ``{"method": "yarn", "factor": 4.0, ...}``:
+    scaling : Scaling or None
+        The :mod:`posenc_ref.rope_scaling` method and its arguments, a
+        :class:`~posenc_ref.rope_scaling.Scaling` (it reads as the dict
+        ``RotaryEmbedding(scaling=...)`` takes, e.g. ``{"method": "yarn", "factor": 4.0, ...}``):
         for ``linear``, ``dynamic``, ``yarn``, ``longrope`` and ``llama3``; ``None`` for
         ``default`` and ``proportional``.
     softmax_scale_factor : float
@@ -198,7 +114,7 @@ class RopeSpec:
     mrope_assignment: str | None = None
     output_layout: str | None = None
     factor: float | None = None
-    scaling: dict[str, Any] | None = None
+    scaling: Scaling | None = None
     softmax_scale_factor: float = 1.0
     model_type: str | None = None
     layer_type: str | None = None
@@ -237,11 +153,7 @@ class RopeSpec:
         seq_len = check_int("seq_len", seq_len)
         if self.scaling is None:
             return ScaledFrequencies(self.inv_freq.clone(), self.attention_factor)
-        params = dict(self.scaling)
-        method = SCALING_METHODS[params.pop("method")]
-        if "seq_len" in inspect.signature(method).parameters:  # length-dependent
-            params["seq_len"] = seq_len
-        return method(self.rotary_dim, self.base, **params)
+        return self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
 
     def __repr__(self) -> str:
         extra = ""
@@ -264,8 +176,3 @@ class RopeSpec:
             f"attention_factor={self.attention_factor:.6g}, "
             f"original_max_len={self.original_max_len}, max_len={self.max_len}{extra})"
         )
-
-
-def _check_query_scale(beta: object, length: object, shift: int, source: str) -> QueryScale:
-    beta = check_positive_float(source.split(",")[0], beta)
-    return QueryScale(beta, check_int("length", length, minimum=1), shift, source)

@@ -198,7 +198,7 @@ def assert_axial_rope_equal(
     head_dim = check_int("head_dim", head_dim, minimum=4)
     if head_dim % 4:
         raise ValueError(f"head_dim must be a multiple of 4 (two axes of pairs), got {head_dim}")
-    base = check_base(base)
+    base = check_base("base", base)
     merge_size = check_int("merge_size", merge_size, minimum=1)
     if 4 % merge_size:
         raise ValueError(f"merge_size must be 1, 2 or 4 (it divides the grids), got {merge_size}")

@@ -9,7 +9,6 @@ model of a mistake; :class:`BugModel` a row of the table of mistakes (``_bugs.py
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import torch
 
 from ..absolute import inv_freq as plain_inv_freq
 from ..rope import RotaryEmbedding
-from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
+from ..rope_scaling import ScaledFrequencies
 from ._model import Model, other_layout, pair_parts, predict, reference_model, written_layout
 from ._plan import Call
 from ._tolerance import excess_ratio, rope_allowance
@@ -120,16 +119,15 @@ def method_frequencies(
         )
     ):  # plain RoPE (from_hf_config keeps a config's default frequencies as static ones)
         return fixed(ScaledFrequencies(plain_inv_freq(dim, base), 1.0))
-    if method not in SCALING_METHODS:
+    scaling = getattr(reference, "scaling", None)
+    if scaling is None:
         return None  # a ScaledFrequencies given directly: no formula to recompute
-    function = SCALING_METHODS[method]
-    params = dict(reference.scaling_params)
     try:
-        if "seq_len" in inspect.signature(function).parameters:
-            return lambda seq_len: function(dim, base, seq_len=seq_len, **params)
-        freqs = function(dim, base, **params)
+        freqs = scaling.frequencies(dim, base)  # validates the width and base now
     except (TypeError, ValueError):
         return None
+    if scaling.length_dependent:  # declared by the METHODS table, never guessed
+        return lambda seq_len: scaling.frequencies(dim, base, seq_len)
     return fixed(freqs)
 
 
