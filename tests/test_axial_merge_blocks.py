@@ -2,8 +2,8 @@
 
 Qwen2-VL, Qwen2.5-VL and Qwen3-VL hold their patches block by block (``spatial_merge_size`` 2 in
 their released vision configs). posenc_ref.axial gives that order as an option of the position
-builder; it must be transformers' ``get_vision_position_ids`` and what Qwen2-VL's own vision
-tower makes and rotates by, and the kit's axial check must tell the two orders apart.
+builder; it must be transformers' ``get_vision_position_ids`` and what Qwen2-VL's and Qwen3-VL's
+own vision towers make and rotate by, and the kit's axial check must tell the two orders apart.
 """
 
 import pytest
@@ -43,22 +43,29 @@ def test_grid_positions_in_merge_blocks_are_transformers_vision_position_ids(hei
     assert torch.equal(theirs.double(), ours)
 
 
-@pytest.fixture(scope="module")
-def qwen2_vl_tower():
-    """Qwen2-VL's vision tower with spatial_merge_size 2 (tiny, random weights)."""
+@pytest.fixture(scope="module", params=["qwen2_vl", "qwen3_vl"])
+def vl_tower(request):
+    """Qwen2-VL's or Qwen3-VL's vision tower, spatial_merge_size 2 (tiny, random weights)."""
     transformers = pytest.importorskip("transformers")
-    from transformers.models.qwen2_vl import modeling_qwen2_vl as m
+    common = {"depth": 1, "num_heads": 4, "patch_size": 2, "temporal_patch_size": 1,
+              "spatial_merge_size": 2}  # fmt: skip
+    if request.param == "qwen2_vl":
+        from transformers.models.qwen2_vl import modeling_qwen2_vl as m
 
-    config = transformers.Qwen2VLVisionConfig(
-        depth=1, embed_dim=64, hidden_size=32, num_heads=4, patch_size=2,
-        temporal_patch_size=1, spatial_merge_size=2,
+        config = transformers.Qwen2VLVisionConfig(embed_dim=64, hidden_size=32, **common)
+        return m, m.Qwen2VisionTransformerPretrainedModel(config).eval()
+    from transformers.models.qwen3_vl import modeling_qwen3_vl as m
+
+    config = transformers.Qwen3VLVisionConfig(
+        hidden_size=64, out_hidden_size=32, intermediate_size=64, num_position_embeddings=64,
+        deepstack_visual_indexes=[], **common,
     )  # fmt: skip
-    return m, m.Qwen2VisionTransformerPretrainedModel(config).eval()
+    return m, m.Qwen3VLVisionModel(config).eval()
 
 
-def tower_rotation(qwen2_vl_tower, height: int, width: int):
+def tower_rotation(vl_tower, height: int, width: int):
     """The tower's own positions and (cos, sin), captured from a forward pass."""
-    m, model = qwen2_vl_tower
+    m, model = vl_tower
     calls = []
     hook = model.rotary_pos_emb.register_forward_hook(lambda _m, a, out: calls.append((a, out)))
     with torch.no_grad():
@@ -69,8 +76,8 @@ def tower_rotation(qwen2_vl_tower, height: int, width: int):
 
 
 @pytest.mark.peers
-def test_qwen2_vl_tower_positions_and_rotation_are_the_merge_block_ones(qwen2_vl_tower):
-    m, position_ids, cos, sin = tower_rotation(qwen2_vl_tower, 4, 6)
+def test_vl_tower_positions_and_rotation_are_the_merge_block_ones(vl_tower):
+    m, position_ids, cos, sin = tower_rotation(vl_tower, 4, 6)
     ours = grid_positions(4, 6, "qwen2_vl", merge_size=2)
     assert torch.equal(position_ids.double(), ours)
     g = torch.Generator().manual_seed(0)
@@ -81,9 +88,9 @@ def test_qwen2_vl_tower_positions_and_rotation_are_the_merge_block_ones(qwen2_vl
 
 
 @pytest.mark.peers
-def test_the_kit_passes_the_tower_in_merge_blocks_and_names_the_row_major_order(qwen2_vl_tower):
+def test_the_kit_passes_the_tower_in_merge_blocks_and_names_the_row_major_order(vl_tower):
     def tower(q, k, grid):
-        m, _, cos, sin = tower_rotation(qwen2_vl_tower, *grid)
+        m, _, cos, sin = tower_rotation(vl_tower, *grid)
         qs, ks = (t[0].transpose(0, 1) for t in (q, k))  # (patches, heads, head_dim)
         q_rot, k_rot = m.apply_rotary_pos_emb_vision(qs, ks, cos, sin)
         return q_rot.transpose(0, 1)[None], k_rot.transpose(0, 1)[None]

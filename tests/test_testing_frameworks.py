@@ -117,6 +117,34 @@ def test_mlx_lm_longrope_uses_the_long_factors_at_every_length():
     assert_rope_equal(fn, long_only, dtypes=BOTH)
 
 
+def test_mlx_lm_yarn_on_gpt_oss_is_named_truncated():
+    """mlx-lm's YarnRoPE floors and ceils YaRN's band edges; gpt-oss's config says not to.
+
+    Its yarn_find_correction_range always truncates (llama.cpp's convention), so on gpt-oss
+    (``truncate: false``) the kit names it; on Qwen2.5's YaRN (no ``truncate`` key, so truncated)
+    it agrees.
+    """
+    pytest.importorskip("mlx.core")
+    rope_utils = pytest.importorskip("mlx_lm.models.rope_utils")
+    for name, agrees in (("gpt-oss (YaRN, truncate false)", False), ("Qwen2.5 (YaRN)", True)):
+        config = released_config(name)
+        reference = RotaryEmbedding.from_hf_config(config)
+        mlx_rope = rope_utils.initialize_rope(
+            reference.rotary_dim, reference.base, False, config["rope_scaling"],
+            config["max_position_embeddings"],
+        )  # fmt: skip
+        fn = offset_fn(mlx_rope, arrays="mlx")
+        if agrees:
+            assert_rope_equal(fn, reference)
+            continue
+        with pytest.raises(AssertionError) as info:
+            assert_rope_equal(fn, reference)
+        named = [line.split(":")[0] for line in str(info.value).splitlines() if
+                 line.startswith("    - ")]  # fmt: skip
+        assert named == ["    - YaRN's band edges truncated"]
+        assert "Wrong: pairs 9..17 of 0..31" in str(info.value)  # as the frameworks page says
+
+
 # --------------------------------------------------------------------------- keras-hub on JAX
 
 

@@ -200,12 +200,16 @@ def test_mrope_functions_are_driven_with_image_positions_and_pass(reference):
     "reference, changes, title",
     [
         (QWEN2_VL, {"mrope_section": [24, 24, 16]}, "M-RoPE sections in the wrong order"),
+        (QWEN3_VL, {"mrope_section": [20, 20, 24]}, "M-RoPE sections in the wrong order"),
         (QWEN3_VL, {"mrope_assignment": "consecutive"},
          "consecutive sections instead of interleaved ones"),
+        (QWEN2_VL, {"mrope_assignment": "interleaved"},
+         "interleaved sections instead of consecutive ones"),
         (QWEN2_VL, {"layout": "interleaved"}, "the other pair layout"),
         (QWEN3_VL, {"layout": "interleaved"}, "the other pair layout"),
     ],
-    ids=["section order", "consecutive", "gpt-j pairs qwen2", "gpt-j pairs qwen3"],
+    ids=["section order qwen2", "section order qwen3", "consecutive", "interleaved",
+         "gpt-j pairs qwen2", "gpt-j pairs qwen3"],
 )  # fmt: skip
 def test_mrope_bugs_are_named(reference, changes, title):
     assert named(mrope_module(reference, **changes), reference)[:1] == [title]
