@@ -48,16 +48,26 @@ def _is_public_package(path: Path) -> bool:
     return path.is_dir() and not path.name.startswith("_") and (path / "__init__.py").is_file()
 
 
+def _package_modules(package: Path, prefix: str) -> list[str]:
+    """A subpackage, its public modules, then its own subpackages (each the same way)."""
+    name = f"{prefix}{package.name}"
+    subs = {p.stem for p in package.glob("*.py") if not p.stem.startswith("_")} - {"__init__"}
+    modules = [name] + [f"{name}.{m}" for m in _ordered(subs)]
+    for inner in sorted(p for p in package.iterdir() if _is_public_package(p)):
+        modules += _package_modules(inner, f"{name}.")
+    return modules
+
+
 def public_modules(root: Path) -> list[str]:
     """Dotted names below ``posenc_ref``: modules in reading order, then each subpackage.
 
-    A subpackage is followed by its own public modules (``plots``, ``plots.absolute``, ...).
+    A subpackage is followed by its own public modules (``plots``, ``plots.absolute``, ...) and
+    its subpackages (``models.families``, ...).
     """
     top = root / PACKAGE
     modules = _ordered({p.stem for p in top.glob("*.py") if not p.stem.startswith("_")})
     for package in sorted(p for p in top.iterdir() if _is_public_package(p)):
-        subs = {p.stem for p in package.glob("*.py") if not p.stem.startswith("_")} - {"__init__"}
-        modules += [package.name] + [f"{package.name}.{m}" for m in _ordered(subs)]
+        modules += _package_modules(package, "")
     return modules
 
 
@@ -97,7 +107,7 @@ def blocks(root: Path) -> list[str]:
         path = root / PACKAGE / name.replace(".", "/")
         source = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
         own, exported = _own_names(source)
-        options = [] if "." not in name or path.is_dir() else ["      heading_level: 3"]
+        options = [] if "." not in name else ["      heading_level: 3"]
         if path.is_dir() or own != exported:
             options.append(f"      members: [{', '.join(own)}]")
         block = f"::: {PACKAGE}.{name}"

@@ -49,19 +49,19 @@ def check_dim(name: str, value: object) -> int:
 def shown(value: object, limit: int = 80) -> str:
     """A value for an error message that cannot fail: cut at ``limit`` characters.
 
-    A 5,000-digit integer is described (Python refuses to print it), and a deeply nested list is
-    summarised (its ``repr`` would exhaust the recursion limit).
+    An integer of 30 digits or more is described by its number of digits (Python refuses to
+    print one past 4,300), and a deeply nested list is summarised six levels down (its ``repr``
+    would exhaust the recursion limit).
     """
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if abs(int(value)) >= 10**100:
-            return f"an integer of about {int(value).bit_length() * 0.30103:.0f} digits"
+        if abs(int(value)) >= 10**30:
+            digits = math.ceil(abs(int(value)).bit_length() * math.log10(2))
+            return f"an integer of about {digits} digits"
     try:
         text = repr(value)
     except (RecursionError, ValueError):
-        summary = reprlib.Repr()
-        summary.maxlevel = 3
         try:
-            text = summary.repr(value)
+            text = reprlib.repr(value)
         except (RecursionError, ValueError):  # a huge integer inside a container
             text = f"a {type(value).__name__}"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -199,6 +199,14 @@ def apply_rope(
     rotary_dim = check_rotary_dim("rotary_dim", rotary_dim, head_dim=head_dim)
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    _check_tables(x, cos, sin, rotary_dim)
+    if out is not None:
+        out = _check_out(x, out)
+    return rotate(x, cos, sin, layout, rotary_dim, out)
+
+
+def _check_tables(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, rotary_dim: int) -> None:
+    """``apply_rope``'s tables: one value per rotated pair, on x's device, broadcastable to x."""
     pairs = rotary_dim // 2
     for name, table in (("cos", cos), ("sin", sin)):
         if not table.is_floating_point():
@@ -230,25 +238,26 @@ def apply_rope(
             "(batch, heads, seq_len, head_dim) and cos (batch, seq_len, pairs), pass "
             "cos.unsqueeze(-3)"
         )
-    if out is not None:
-        out = check_tensor("out", out)
-        if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
-            raise ValueError(
-                f"out must match x's shape {tuple(x.shape)}, dtype {x.dtype} and device "
-                f"{x.device}, got {tuple(out.shape)}, {out.dtype}, {out.device}"
-            )
-        # Storage identity (conservative: two slices of one buffer count as shared). Skipped
-        # where there is no memory to compare: meta tensors, empty ones, and graphs, where
-        # data pointers cannot be traced.
-        if (
-            values_visible(x)
-            and x.numel()
-            and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-        ):
-            raise ValueError(
-                "out must not share memory with x (in-place rotation is not supported)"
-            )
-    return rotate(x, cos, sin, layout, rotary_dim, out)
+
+
+def _check_out(x: torch.Tensor, out: object) -> torch.Tensor:
+    """``apply_rope``'s ``out``: like ``x``, sharing no memory with it."""
+    out = check_tensor("out", out)
+    if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
+        raise ValueError(
+            f"out must match x's shape {tuple(x.shape)}, dtype {x.dtype} and device "
+            f"{x.device}, got {tuple(out.shape)}, {out.dtype}, {out.device}"
+        )
+    # Storage identity (conservative: two slices of one buffer count as shared). Skipped
+    # where there is no memory to compare: meta tensors, empty ones, and graphs, where
+    # data pointers cannot be traced.
+    if (
+        values_visible(x)
+        and x.numel()
+        and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    ):
+        raise ValueError("out must not share memory with x (in-place rotation is not supported)")
+    return out
 
 
 def apply_rope_loop(
@@ -325,23 +334,31 @@ def apply_rope_loop(
     vectors = x.detach().to("cpu", torch.float64).reshape(-1, head_dim).tolist()
     where = positions.detach().to("cpu", torch.float64).reshape(-1).tolist()
     omegas = inv_freq.detach().to("cpu", torch.float64).tolist()
-    half = rotary_dim // 2
-    rotated = []
-    for vector, m in zip(vectors, where, strict=True):
-        new = list(vector)
-        for i, omega in enumerate(omegas):
-            j, k = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
-            angle = m * omega
-            rotation = (
-                (math.cos(angle), -math.sin(angle)),
-                (math.sin(angle), math.cos(angle)),
-            )
-            u, v = vector[j], vector[k]
-            new[j] = attention_factor * (rotation[0][0] * u + rotation[0][1] * v)
-            new[k] = attention_factor * (rotation[1][0] * u + rotation[1][1] * v)
-        rotated.append(new)
+    rotated = [
+        _rotated_vector(vector, m, omegas, layout, attention_factor)
+        for vector, m in zip(vectors, where, strict=True)
+    ]
     result = torch.tensor(rotated, dtype=torch.float64).reshape(x.shape)
     return result.to(device=x.device, dtype=x.dtype)
+
+
+def _rotated_vector(
+    vector: list[float], m: float, omegas: list[float], layout: str, attention_factor: float
+) -> list[float]:
+    # One vector at position m, pair by pair, in Python floats: the definition itself.
+    new = list(vector)
+    half = len(omegas)
+    for i, omega in enumerate(omegas):
+        j, k = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
+        angle = m * omega
+        rotation = (
+            (math.cos(angle), -math.sin(angle)),
+            (math.sin(angle), math.cos(angle)),
+        )
+        u, v = vector[j], vector[k]
+        new[j] = attention_factor * (rotation[0][0] * u + rotation[0][1] * v)
+        new[k] = attention_factor * (rotation[1][0] * u + rotation[1][1] * v)
+    return new
 
 
 # --------------------------------------------------------------------------- layouts

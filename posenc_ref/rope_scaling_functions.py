@@ -224,6 +224,17 @@ def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
     return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
 
 
+def _check_betas(beta_fast: object, beta_slow: object) -> tuple[float, float]:
+    beta_fast = check_positive_float("beta_fast", beta_fast)
+    beta_slow = check_positive_float("beta_slow", beta_slow)
+    if not beta_fast > beta_slow:
+        raise ValueError(
+            f"beta_fast must be > beta_slow (32 and 1 in the paper), got "
+            f"beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
+        )
+    return beta_fast, beta_slow
+
+
 def _yarn_pair_index(rotations: float, dim: int, base: float, original_max_len: int) -> float:
     # Pair index i* where the pair completes `rotations` turns within the original context:
     # L * omega_i / (2 pi) = rotations  <=>  i = dim * ln(L / (2 pi rotations)) / (2 ln base).
@@ -302,19 +313,23 @@ def yarn(
     base = check_base("base", base)
     factor = _check_factor(factor)
     original_max_len = check_int("original_max_len", original_max_len, minimum=1)
-    beta_fast = check_positive_float("beta_fast", beta_fast)
-    beta_slow = check_positive_float("beta_slow", beta_slow)
-    if not beta_fast > beta_slow:
-        raise ValueError(
-            f"beta_fast must be > beta_slow (32 and 1 in the paper), got "
-            f"beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
-        )
+    beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
     truncate = check_bool("truncate", truncate)
     if attention_factor is None:
         attention_factor = yarn_mscale(factor)
     else:
         attention_factor = check_positive_float("attention_factor", attention_factor)
 
+    gamma = _yarn_ramp(dim, base, original_max_len, beta_fast, beta_slow, truncate)
+    omega = _inv_freq(dim, base)
+    return ScaledFrequencies((1 - gamma) * omega + gamma * omega / factor, float(attention_factor))
+
+
+def _yarn_ramp(
+    dim: int, base: float, original_max_len: int, beta_fast: float, beta_slow: float,
+    truncate: bool,
+) -> torch.Tensor:  # fmt: skip
+    # gamma_i per pair, (dim // 2,) float64: 0 keeps the frequency, 1 divides it by the factor
     low = _yarn_pair_index(beta_fast, dim, base, original_max_len)
     high = _yarn_pair_index(beta_slow, dim, base, original_max_len)
     if truncate:
@@ -328,9 +343,7 @@ def yarn(
         # so the step is used there too. No released config is in that regime.
         high = low + 0.001
     pair = torch.arange(dim // 2, dtype=torch.float64)
-    gamma = ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 0: keep, 1: interpolate
-    omega = _inv_freq(dim, base)
-    return ScaledFrequencies((1 - gamma) * omega + gamma * omega / factor, float(attention_factor))
+    return ((pair - low) / (high - low)).clamp(0.0, 1.0)
 
 
 def llama3(
@@ -416,6 +429,24 @@ def _check_factor_list(name: str, values: object, pairs: int) -> torch.Tensor:
     for i, value in enumerate(values):
         check_positive_float(f"{name}[{i}]", value)
     return torch.tensor([float(v) for v in values], dtype=torch.float64)
+
+
+def _longrope_factor(factor: object, max_len: object, original_max_len: int) -> float:
+    # s as given, else max_len / original_max_len (HF's rule, which Phi-3 configs rely on)
+    if factor is None:
+        if max_len is None:
+            raise ValueError(
+                "longrope needs factor, or max_len to derive it as max_len / original_max_len "
+                "(HF: max_position_embeddings / original_max_position_embeddings)"
+            )
+        max_len = check_int("max_len", max_len, minimum=1)
+        factor = max_len / original_max_len
+        if factor < 1.0:
+            raise ValueError(
+                f"max_len={max_len} must be >= original_max_len={original_max_len} (the derived "
+                f"factor max_len / original_max_len is {factor:g} < 1)"
+            )
+    return _check_factor(factor)
 
 
 def longrope_attention_factor(factor: float, original_max_len: int) -> float:
@@ -518,20 +549,7 @@ def longrope(
     long = _check_factor_list("long_factor", long_factor, dim // 2)
     original_max_len = check_int("original_max_len", original_max_len, minimum=2)
     seq_len = check_int("seq_len", seq_len)
-    if factor is None:
-        if max_len is None:
-            raise ValueError(
-                "longrope needs factor, or max_len to derive it as max_len / original_max_len "
-                "(HF: max_position_embeddings / original_max_position_embeddings)"
-            )
-        max_len = check_int("max_len", max_len, minimum=1)
-        factor = max_len / original_max_len
-        if factor < 1.0:
-            raise ValueError(
-                f"max_len={max_len} must be >= original_max_len={original_max_len} (the derived "
-                f"factor max_len / original_max_len is {factor:g} < 1)"
-            )
-    factor = _check_factor(factor)
+    factor = _longrope_factor(factor, max_len, original_max_len)
     if attention_factor is None:
         attention_factor = longrope_attention_factor(factor, original_max_len)
     else:

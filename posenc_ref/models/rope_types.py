@@ -2,7 +2,7 @@ r"""The ``rope_type`` table: how each HF RoPE type is read, and which transform 
 
 One entry per type HF transformers 5.23 defines (``ROPE_INIT_FUNCTIONS`` plus ``default``). An
 entry says which keys of the RoPE dict the type reads and how it turns them into the arguments of
-a :mod:`posenc_ref.rope_scaling` transform; the reader (:mod:`posenc_ref.models.reader`) does the
+a :mod:`posenc_ref.rope_scaling` transform; the reader (:mod:`posenc_ref.models.read_rope`) does the
 rest (base, widths, layout) the same way for every type. Adding a type is adding an entry here.
 """
 
@@ -18,7 +18,7 @@ from .._checks import check_bool, check_positive_float
 from ..absolute import inv_freq as _inv_freq
 from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
 
-__all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult"]
+__all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult", "read_type"]
 
 # Keys every type reads: its name (new and old spelling), the base and the partial factor.
 COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor"})
@@ -275,3 +275,13 @@ ROPE_TYPES: dict[str, RopeType] = {
     "proportional": RopeType(frozenset({"factor"}), None, _proportional, full_width=True),
 }
 """HF ``rope_type`` -> :class:`RopeType` (the keys it reads, the transform it is)."""
+
+
+def read_type(kind: RopeType, args: TypeArgs, rope_type: str) -> TypeResult:
+    """Step 6 of reading a RoPE: the type's frequencies, factor and scaling method."""
+    if args.freq_dim != args.rotary_dim and kind.transform is not None:
+        raise NotImplementedError(
+            f"an odd rotary width ({args.freq_dim}, rounded up to {args.rotary_dim} as HF does) "
+            f"with rope_type {rope_type!r} is not implemented (only 'default' reads it)"
+        )
+    return kind.read(args)

@@ -1,8 +1,13 @@
-r"""What :func:`~posenc_ref.models.rope_spec` returns: a model's RoPE, and what sits around it."""
+r"""What :func:`~posenc_ref.models.rope_spec` returns: a model's RoPE, and what sits around it.
+
+Also the error it raises for a model without RoPE: :class:`NoRopeError`, a value a caller can
+tell from a refusal (it carries what the model uses instead).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -10,7 +15,28 @@ from .._checks import check_int
 from ..query_scale import QueryScale
 from ..rope_scaling import ScaledFrequencies, Scaling
 
-__all__ = ["RopeSpec"]
+if TYPE_CHECKING:
+    from ._layers import Around
+    from ._rope_dict import ChosenRope
+    from ._shape import Shape
+    from .rope_types import TypeResult
+
+__all__ = ["RopeSpec", "NoRopeError"]
+
+
+class NoRopeError(ValueError):
+    """The config's model uses no RoPE at all (it is not an unknown family).
+
+    ``model_type`` names the family and ``reason`` says what the model does instead, as far as
+    posenc_ref knows (learned absolute positions, ALiBi, relative buckets, no positions at all).
+    :func:`posenc_ref.models.rope_spec` raises it; a caller that explains every positional
+    encoding catches it.
+    """
+
+    def __init__(self, model_type: str | None, reason: str) -> None:
+        self.model_type = model_type
+        self.reason = reason
+        super().__init__(f"model_type {model_type!r} uses no RoPE: {reason}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,6 +158,49 @@ class RopeSpec:
         if self.mrope_section is not None and self.mrope_assignment is None:
             kind = "interleaved" if self.mrope_interleaved else "consecutive"
             object.__setattr__(self, "mrope_assignment", kind)
+
+    @classmethod
+    def from_steps(
+        cls,
+        model_type: str | None,
+        chosen: ChosenRope,
+        shape: Shape,
+        read: TypeResult,
+        around: Around,
+    ) -> RopeSpec:
+        """The spec from what the steps of :func:`~posenc_ref.models.rope_spec` found.
+
+        ``chosen``: the RoPE dict, its type, base and layer type; ``shape``: widths, lengths,
+        layout and M-RoPE sections; ``read``: the type's factor and original context;
+        ``around``: the frequencies as the model applies them, its layers, scalings and norms.
+        """
+        return cls(
+            head_dim=shape.head_dim,
+            rotary_dim=shape.rotary_dim,
+            layout=shape.layout,
+            base=chosen.base,
+            rope_type=chosen.rope["rope_type"],
+            inv_freq=around.frequencies.inv_freq,
+            attention_factor=float(around.frequencies.attention_factor),
+            original_max_len=read.original_len,
+            max_len=shape.max_len,
+            mrope_section=shape.mrope_section,
+            mrope_interleaved=shape.mrope_assignment == "interleaved",
+            mrope_assignment=shape.mrope_assignment,
+            output_layout=shape.output_layout,
+            factor=read.factor,
+            scaling=around.scaling,
+            softmax_scale_factor=around.softmax_scale_factor,
+            model_type=model_type,
+            layer_type=chosen.layer_type,
+            nope_dim=shape.nope_dim,
+            query_scale=around.query_scale,
+            layers=around.layers,
+            nope_layers=around.nope_layers,
+            nope_query_scale=around.nope_query_scale,
+            clockwise=around.clockwise,
+            normalized_after=around.normalized_after,
+        )
 
     def frequencies(self, seq_len: int) -> ScaledFrequencies:
         """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
