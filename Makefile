@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[docs,test,peers,frameworks]"
-	$(BIN)/python -m pip install --quiet -c constraints.txt --no-deps keras-hub  # see pyproject
+	$(BIN)/python -m pip install --quiet -c constraints.txt --no-deps keras-hub mlx-vlm  # see pyproject
 	touch $(STAMP)
 
 $(MATHJAX): scripts/vendor_mathjax.sh

@@ -21,16 +21,18 @@ diagnoses someone's outputs for them (:mod:`posenc_ref.testing`; explained on th
 One function per command (``_inspect``, ``_vectors``, ``_verify``), registered in ``COMMANDS``
 with the function adding its parser.
 
-Exit status: 0 on success; 2 for a usage error, a missing or unreadable file, bad JSON, or a
-config the reader refuses (named in the message); 1 when ``verify`` finds a disagreement; 3
-for a failure inside posenc_ref (a bug: the message says so). No input file makes it print a
-traceback.
+Exit status: 0 on success; 2 for a usage error, a missing or unreadable file, bad JSON, a
+vectors file that breaks its format, or a config the reader refuses (named in the message); 1
+when ``verify`` finds a disagreement or a missing case; 141 when the output's reader goes away
+(``| head``), quietly; 3 for a failure inside posenc_ref (a bug: the message says so). No input
+file makes it print a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,6 +46,7 @@ __all__ = ["main", "describe", "describe_encoding"]
 EXIT_DISAGREES = 1  # verify: the outputs disagree with the vectors
 EXIT_USAGE = 2
 EXIT_BUG = 3  # a failure inside posenc_ref, never the user's input
+EXIT_BROKEN_PIPE = 141  # the shell's status for a process stopped by SIGPIPE
 MAX_DEPTH = 64  # a model config nests a few levels; deeper JSON is refused before it is read
 MAX_DIGITS = 4300  # Python's limit on the digits of an integer read from text
 
@@ -338,16 +341,22 @@ def _add_verify(commands: argparse._SubParsersAction) -> None:
         help="diagnose your outputs for a vectors file",
         description=(
             "Compare OUTPUTS (tensors named like the vectors' cases, GROUP/WINDOW/DTYPE/q_rot "
-            "and .../k_rot) with the expected outputs of VECTORS, and print the diagnosis "
-            "assert_rope_equal gives for the same calls. Exit status 1 on disagreement."
+            "and .../k_rot) with the expected outputs of VECTORS, and print the verdict, one line "
+            "per case, and the diagnosis assert_rope_equal gives for the same calls. Exit "
+            "status 1 on disagreement, or when cases are missing (unless --allow-missing)."
         ),
     )
     verify.add_argument("vectors", metavar="VECTORS", help="a file written by `vectors`")
     verify.add_argument("outputs", metavar="OUTPUTS", help="your outputs (any of the 3 formats)")
+    verify.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="accept outputs for only some of the cases (default: a missing case fails)",
+    )
 
 
 def _vectors(args: argparse.Namespace) -> int:
-    from .testing._vectors import build_vectors, write_vectors
+    from .testing import build_vectors, write_vectors
 
     if not args.output.endswith((".safetensors", ".npz", ".json")):
         raise _Refused(f"{args.output}: the file name must end in .safetensors, .npz or .json")
@@ -362,26 +371,42 @@ def _vectors(args: argparse.Namespace) -> int:
         path = write_vectors(args.output, tensors, metadata)
     except OSError as error:
         raise _Refused(f"cannot write {args.output}: {error}") from error
-    groups = ", ".join(metadata["groups"])
     print(
         _wrap(
-            f"wrote {path}: {len(metadata['cases'])} cases ({groups}), {len(tensors)} tensors, "
-            f"format {metadata['format']} version {metadata['version']}, sha256 "
+            f"wrote {path}: {len(metadata['cases'])} cases, {len(tensors)} tensors, format "
+            f"{metadata['format']} version {metadata['version']}, sha256 "
             f"{metadata['sha256'][:16]}...",
             indent=2,
         )
     )
+    for group, rope in metadata["groups"].items():
+        widths = f"head_dim {rope['head_dim']}"
+        if rope["rotary_dim"] != rope["head_dim"]:
+            widths += f", rotary_dim {rope['rotary_dim']}"
+        extra = f", mrope_section {rope['mrope_section']}" if rope.get("mrope_section") else ""
+        print(
+            f"  {group}: base {rope['base']:.10g}, layout {rope['layout']}, {widths}, rope_type "
+            f"{rope['rope_type']}{extra}"
+        )
+    windows = dict.fromkeys(case["window"] for case in metadata["cases"])
+    print(f"  windows: {', '.join(windows)}; dtypes float32 and bfloat16")
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .testing._vectors import verify_outputs
+    from .testing import verify_outputs
 
     try:
-        agrees, report = verify_outputs(args.vectors, args.outputs)
-    except (OSError, ValueError, KeyError) as error:
+        agrees, report = verify_outputs(
+            args.vectors, args.outputs, allow_missing=args.allow_missing
+        )
+    except (OSError, ValueError) as error:
         raise _Refused(_message(error)) from error
-    for line in report.splitlines():
+    verdict, _, details = report.partition("\n\n")
+    print(verdict)  # the verdict and one line per case, unwrapped: grep-able
+    if details:
+        print()
+    for line in details.splitlines():
         indent = len(line) - len(line.lstrip())
         print(_wrap(line, indent=indent + 2) if line.strip() else "")
     return 0 if agrees else EXIT_DISAGREES
@@ -417,7 +442,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return COMMANDS[args.command][1](args)
+        status = COMMANDS[args.command][1](args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader went away (python -m posenc_ref verify ... | head): stop quietly, and keep
+        # Python from reporting the failed flush of stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except _Refused as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -27,6 +27,12 @@ The families differ in four choices, each a small function here, gathered per fa
   :func:`grid_indices_from_one` (Llama 4) or :func:`grid_centres` (DINOv3: patch centres in
   :math:`[-1, 1]`).
 
+The order of the patches in the sequence is one more choice, of the model's vision tower
+rather than of its rotary code: row-major, or grouped into the :math:`m \times m` blocks that a
+later layer merges into one token (Qwen2-VL, Qwen2.5-VL and Qwen3-VL with their
+``spatial_merge_size`` of 2). :func:`merge_block_order` gives that order and
+:func:`grid_positions` takes it as ``merge_size``.
+
 Derived on the site: [RoPE on a patch grid](axial.md).
 
 Shapes: ``positions`` are ``(..., num_patches, 2)`` with column 0 the row coordinate and column 1
@@ -70,6 +76,7 @@ __all__ = [
     "axial_inv_freq",
     "axial_pair_axes",
     "grid_positions",
+    "merge_block_order",
     "axial_angles",
     "axial_angles_loop",
     "axial_cos_sin",
@@ -244,13 +251,72 @@ def axial_pair_axes(dim: int, scheme: str) -> torch.Tensor:
     return _scheme(scheme).pair_axes(pairs).long()
 
 
-def grid_positions(height: int, width: int, scheme: str) -> torch.Tensor:
-    """The (row, column) coordinates of a ``height x width`` grid under ``scheme``, row-major.
+def merge_block_order(height: int, width: int, merge_size: int) -> torch.Tensor:
+    r"""The row-major index of the patch at each place of a sequence in merge-block order.
 
-    Returns ``(height * width, 2)`` float64; patch :math:`t` is row ``t // width``, column
-    ``t % width``.
+    Derived on the site: [patch order](axial.md#axial-merge-blocks).
+
+    The patches are taken block by block (blocks row-major), and inside each
+    ``merge_size x merge_size`` block row-major: place :math:`t` holds the patch in row
+    :math:`y = m\,b_y + i` and column :math:`x = m\,b_x + j` for block :math:`(b_y, b_x)` and
+    in-block offset :math:`(i, j)`. ``merge_size=1`` is the row-major order itself. This is the
+    order of transformers' ``get_vision_position_ids`` (Qwen2-VL's vision tower and its
+    successors), whose patch merger then joins each block of consecutive tokens into one.
+
+    Parameters
+    ----------
+    height, width
+        The grid, in patches; multiples of ``merge_size``.
+    merge_size
+        The side of a merged block (``spatial_merge_size`` in a vision config), ``>= 1``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(height * width,)`` int64, a permutation of ``0 .. height * width - 1``.
+
+    Examples
+    --------
+    >>> merge_block_order(2, 4, 2)
+    tensor([0, 1, 4, 5, 2, 3, 6, 7])
     """
-    return _scheme(scheme).grid(height, width)
+    height = check_int("height", height, minimum=1)
+    width = check_int("width", width, minimum=1)
+    merge_size = check_int("merge_size", merge_size, minimum=1)
+    if height % merge_size or width % merge_size:
+        raise ValueError(
+            f"height and width must be multiples of merge_size={merge_size} (whole blocks), "
+            f"got a {height} x {width} grid"
+        )
+    m = merge_size
+    index = torch.arange(height * width).reshape(height // m, m, width // m, m)
+    return index.transpose(1, 2).reshape(-1)  # (block row, block column, row, column)
+
+
+def grid_positions(height: int, width: int, scheme: str, *, merge_size: int = 1) -> torch.Tensor:
+    """The (row, column) coordinates of a ``height x width`` grid under ``scheme``, in order.
+
+    Derived on the site: [patch order](axial.md#axial-merge-blocks).
+
+    Returns ``(height * width, 2)`` float64. With ``merge_size=1`` (default) the patches are
+    row-major: patch :math:`t` is row ``t // width``, column ``t % width``. With
+    ``merge_size=m`` they come in the order of :func:`merge_block_order`: each ``m x m`` block
+    of patches in turn, as the vision towers of Qwen2-VL, Qwen2.5-VL and Qwen3-VL lay out their
+    sequence before merging every block into one token (``spatial_merge_size`` 2 in their
+    released configs).
+
+    Examples
+    --------
+    >>> grid_positions(2, 4, "qwen2_vl", merge_size=2)[:4]
+    tensor([[0., 0.],
+            [0., 1.],
+            [1., 0.],
+            [1., 1.]], dtype=torch.float64)
+    """
+    positions = _scheme(scheme).grid(height, width)
+    if check_int("merge_size", merge_size, minimum=1) == 1:
+        return positions
+    return positions[merge_block_order(height, width, merge_size)]
 
 
 # --------------------------------------------------------------------------- angle tables

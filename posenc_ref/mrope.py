@@ -55,6 +55,7 @@ __all__ = [
     "mrope_positions",
 ]
 
+MAX_TOKENS = 1 << 26  # 67 million tokens, a 1.6 GB position table: ten times the longest contexts
 MROPE_ROWS = ("time", "height", "width")
 """The meaning of the three position rows, in order (every assignment but ``alternating_2d``)."""
 
@@ -377,6 +378,17 @@ def mrope_positions(
     if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) != 3:
         raise TypeError(f"grid must be three integers (t, h, w), got {grid!r}")
     t, h, w = (check_int(f"grid[{j}]", n, minimum=1) for j, n in enumerate(grid))
+    tokens = text_before + t * h * w + text_after
+    if tokens > MAX_TOKENS:
+        raise ValueError(
+            f"text_before + t * h * w + text_after = {tokens} tokens; mrope_positions builds at "
+            f"most {MAX_TOKENS} (their (3, seq_len) int64 table would need {24 * tokens:.3g} "
+            "bytes)"
+        )
+    if start + text_before + max(t, h, w) + text_after > 2**63 - 1:
+        raise ValueError(
+            f"start={start} with {tokens} tokens runs past the largest int64 position 2**63 - 1"
+        )
     before = torch.arange(start, start + text_before).expand(3, -1)
     s = start + text_before
     frames, rows, cols = torch.meshgrid(

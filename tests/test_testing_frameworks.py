@@ -1,4 +1,4 @@
-"""The kit on real outside implementations: mlx-lm over MLX, keras-hub on JAX, ONNX Runtime.
+"""The kit on real outside implementations: mlx-lm and mlx-vlm over MLX, keras-hub, ONNX Runtime.
 
 Each runs on the CPU and is installed by the frameworks extra (CI installs it); each test skips
 cleanly without its library. Where one differs from transformers, the test pins the diagnosis
@@ -13,7 +13,7 @@ import torch
 
 from posenc_ref import RotaryEmbedding, rope_cos_sin
 from posenc_ref.models import released_config
-from posenc_ref.testing import assert_rope_equal, offset_fn, positions_fn
+from posenc_ref.testing import assert_rope_equal, offset_fn, positions_fn, qk_fn
 
 pytestmark = pytest.mark.peers
 BOTH = (torch.float32, torch.bfloat16)
@@ -105,7 +105,7 @@ def test_mlx_lm_longrope_uses_the_long_factors_at_every_length():
     )
     fn = offset_fn(mlx_rope, arrays="mlx")
     found = diagnosis(assert_rope_equal, fn, reference)
-    assert found == ["the extended frequencies at every length"]
+    assert found == ["the LongRoPE switch fixed at load time (long factors)"]
     # past the original context the two agree
     long_only = RotaryEmbedding(
         reference.head_dim,
@@ -115,6 +115,34 @@ def test_mlx_lm_longrope_uses_the_long_factors_at_every_length():
         scaling=reference.frequencies(config["max_position_embeddings"]),
     )
     assert_rope_equal(fn, long_only, dtypes=BOTH)
+
+
+def test_mlx_lm_yarn_on_gpt_oss_is_named_truncated():
+    """mlx-lm's YarnRoPE floors and ceils YaRN's band edges; gpt-oss's config says not to.
+
+    Its yarn_find_correction_range always truncates (llama.cpp's convention), so on gpt-oss
+    (``truncate: false``) the kit names it; on Qwen2.5's YaRN (no ``truncate`` key, so truncated)
+    it agrees.
+    """
+    pytest.importorskip("mlx.core")
+    rope_utils = pytest.importorskip("mlx_lm.models.rope_utils")
+    for name, agrees in (("gpt-oss (YaRN, truncate false)", False), ("Qwen2.5 (YaRN)", True)):
+        config = released_config(name)
+        reference = RotaryEmbedding.from_hf_config(config)
+        mlx_rope = rope_utils.initialize_rope(
+            reference.rotary_dim, reference.base, False, config["rope_scaling"],
+            config["max_position_embeddings"],
+        )  # fmt: skip
+        fn = offset_fn(mlx_rope, arrays="mlx")
+        if agrees:
+            assert_rope_equal(fn, reference)
+            continue
+        with pytest.raises(AssertionError) as info:
+            assert_rope_equal(fn, reference)
+        named = [line.split(":")[0] for line in str(info.value).splitlines() if
+                 line.startswith("    - ")]  # fmt: skip
+        assert named == ["    - YaRN's band edges truncated"]
+        assert "Wrong: pairs 9..17 of 0..31" in str(info.value)  # as the frameworks page says
 
 
 # --------------------------------------------------------------------------- keras-hub on JAX
@@ -229,3 +257,54 @@ def test_onnx_runtime_rotary_embedding_operator(layout, rotary_dim):
         64, layout="half" if layout == "interleaved" else "interleaved", rotary_dim=rotary_dim
     )
     assert diagnosis(assert_rope_equal, fn, other) == ["the other pair layout"]
+
+
+# ------------------------------------------------------------------- M-RoPE: mlx-vlm, mlx-lm
+
+MROPE_MODELS = {
+    "qwen2_vl": ("Qwen2-VL (M-RoPE)", "Qwen2RotaryEmbedding"),
+    "qwen2_5_vl": ("Qwen2.5-VL (M-RoPE)", "Qwen2RotaryEmbedding"),
+    "qwen3_vl": ("Qwen3-VL (interleaved M-RoPE)", "Qwen3VLRotaryEmbedding"),
+}
+
+
+@pytest.mark.parametrize("family", sorted(MROPE_MODELS))
+def test_mlx_vlm_mrope_passes_with_image_positions(family):
+    """mlx-vlm's language-side M-RoPE of the Qwen VL families, driven with text, image, video.
+
+    Its rotary module takes position_ids (3, batch, seq_len); text calls get three equal rows.
+    """
+    mx = pytest.importorskip("mlx.core")
+    import importlib
+
+    language = importlib.import_module(f"mlx_vlm.models.{family}.language")
+    name, cls = MROPE_MODELS[family]
+    config = released_config(name)
+    text = config.get("text_config", config)
+    reference = RotaryEmbedding.from_hf_config(config)
+    rope = getattr(language, cls)(
+        reference.head_dim,
+        max_position_embeddings=text["max_position_embeddings"],
+        base=text["rope_theta"],
+        rope_scaling=text.get("rope_scaling") or text.get("rope_parameters"),
+    )
+
+    def fn(q, k, positions):
+        rows = positions if positions.ndim == 2 else mx.stack([positions] * 3)
+        return rope.apply_rotary(q, k, rows[:, None, :])
+
+    assert_rope_equal(qk_fn(fn, arrays="mlx"), reference, dtypes=BOTH)
+
+
+def test_mlx_lm_mrope_is_the_1d_fallback():
+    """mlx-lm's initialize_rope maps 'mrope' to a plain RoPE: image tokens by their index."""
+    pytest.importorskip("mlx.core")
+    rope_utils = pytest.importorskip("mlx_lm.models.rope_utils")
+    config = released_config("Qwen2-VL (M-RoPE)")
+    reference = RotaryEmbedding.from_hf_config(config)
+    mlx_rope = rope_utils.initialize_rope(
+        reference.rotary_dim, reference.base, False, config["rope_scaling"],
+        config["max_position_embeddings"],
+    )  # fmt: skip
+    fn = offset_fn(lambda x, offset: mlx_rope(x, offset=offset), arrays="mlx")
+    assert diagnosis(assert_rope_equal, fn, reference) == ["the 1-D fallback"]

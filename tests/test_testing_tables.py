@@ -18,7 +18,7 @@ from posenc_ref.testing import (
     assert_sinusoidal_equal,
     assert_t5_buckets_equal,
 )
-from posenc_ref.testing._relative import _t5_model
+from posenc_ref.testing._relative import t5_model
 
 
 def diagnosis(message: str) -> list[str]:
@@ -239,11 +239,11 @@ T5_WRONG = [
     (False, lambda r: t5_relative_bucket(-r.abs(), bidirectional=False),
      "future keys outside bucket 0"),
     (True, lambda r: t5_relative_bucket(r, bidirectional=False), "the bidirectional flag inverted"),
-    (True, lambda r: _t5_model(r, bidirectional=True, num_buckets=32, max_distance=128,
+    (True, lambda r: t5_model(r, bidirectional=True, num_buckets=32, max_distance=128,
                                halve=False), "buckets not halved per direction"),
-    (True, lambda r: _t5_model(r, bidirectional=True, num_buckets=32, max_distance=128,
+    (True, lambda r: t5_model(r, bidirectional=True, num_buckets=32, max_distance=128,
                                rounding="round"), "rounding instead of truncation"),
-    (True, lambda r: _t5_model(r, bidirectional=True, num_buckets=32, max_distance=128,
+    (True, lambda r: t5_model(r, bidirectional=True, num_buckets=32, max_distance=128,
                                cap=False), "no saturation"),
 ]  # fmt: skip
 
@@ -258,7 +258,7 @@ def test_t5_models_are_the_reference_with_every_switch_off():
     rel = torch.arange(-2000, 2001)
     for bidirectional in (True, False):
         params = {"bidirectional": bidirectional, "num_buckets": 32, "max_distance": 128}
-        assert torch.equal(_t5_model(rel, **params), t5_relative_bucket(rel, **params))
+        assert torch.equal(t5_model(rel, **params), t5_relative_bucket(rel, **params))
 
 
 def test_t5_message_shows_the_first_distances():

@@ -12,15 +12,9 @@ import torch
 
 from posenc_ref import RotaryEmbedding, apply_rope_loop
 from posenc_ref.models import released_config
-from posenc_ref.testing._vectors import (
-    FORMAT,
-    VERSION,
-    build_vectors,
-    content_hash,
-    read_vectors,
-    verify_outputs,
-    write_vectors,
-)
+from posenc_ref.testing import build_vectors, read_vectors, verify_outputs, write_vectors
+from posenc_ref.testing._vector_files import content_hash
+from posenc_ref.testing._vectors import FORMAT, VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = (".safetensors", ".npz", ".json")
@@ -74,7 +68,7 @@ def test_npz_needs_no_pickle_and_keeps_bfloat16_bits(llama31, tmp_path):
 
 def test_metadata_says_what_the_issue_asks(llama31):
     _, metadata = llama31
-    assert metadata["format"] == FORMAT and metadata["version"] == VERSION == 1
+    assert metadata["format"] == FORMAT and metadata["version"] == VERSION == 2
     assert metadata["config"] == released_config("Llama 3.1")
     windows = {case["window"] for case in metadata["cases"]}
     assert windows == {"start", "inside", "boundary", "far"}
@@ -157,7 +151,8 @@ def test_two_position_rows_of_neomme():
               "layer_types": ["sliding_attention", "full_attention"]}  # fmt: skip
     tensors, metadata = build_vectors(config)
     several = [c for c in metadata["cases"] if c["position_rows"] > 1]
-    assert several and all(c["position_rows"] == 2 and "_2rows" in c["name"] for c in several)
+    assert several and all(c["position_rows"] == 2 for c in several)
+    assert all("_2rows" in c["name"] or c["window"] == "image" for c in several)
     assert {g["mrope_assignment"] for g in metadata["groups"].values()} == {"alternating_2d"}
     for case in several[:: len(several) // 4]:
         c = case["name"]
@@ -174,13 +169,14 @@ def test_cli_writes_and_verify_diagnoses_a_wrong_outputs_file(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     run = run_cli("vectors", tmp_path / "config.json", "-o", tmp_path / "v.safetensors")
     assert run.returncode == 0, run.stderr
-    assert "version 1" in run.stdout
+    assert "version 2" in run.stdout
+    assert "rope: base 500000, layout half, head_dim 128, rope_type llama3" in run.stdout
     tensors, metadata = read_vectors(tmp_path / "v.safetensors")
     right = RotaryEmbedding.from_hf_config(config)
     write_vectors(tmp_path / "right.npz", _outputs(tensors, metadata, right), {})
     run = run_cli("verify", tmp_path / "v.safetensors", tmp_path / "right.npz")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "All cases agree." in run.stdout
+    assert run.stdout.startswith("AGREES: all 8 cases compared are within tolerance.")
     # the deliberately wrong one: Meta's interleaved pairs on a half-layout model
     wrong = RotaryEmbedding(
         right.head_dim, base=right.base, layout="interleaved", scaling=dict(right.spec.scaling)
@@ -188,9 +184,13 @@ def test_cli_writes_and_verify_diagnoses_a_wrong_outputs_file(tmp_path):
     write_vectors(tmp_path / "wrong.json", _outputs(tensors, metadata, wrong), {})
     run = run_cli("verify", tmp_path / "v.safetensors", tmp_path / "wrong.json")
     assert run.returncode == 1, run.stderr
-    assert "DISAGREES" in run.stdout
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("DISAGREES: ")
+    cases = [line for line in lines if line.startswith("  rope/")]
+    assert len(cases) == 8 and all(line.endswith(("DISAGREES", "agrees")) for line in cases)
     assert "- the other pair layout: your fn rotates pairs (2i, 2i+1)" in run.stdout
-    assert max(len(line) for line in run.stdout.splitlines()) <= 80
+    report = lines[lines.index("") :]
+    assert max(len(line) for line in report) <= 80  # the report is wrapped, the cases are not
 
 
 def test_verify_gives_the_kits_diagnosis_for_a_dropped_attention_factor(tmp_path):
@@ -225,6 +225,36 @@ def test_verify_refuses_a_changed_file_and_foreign_names(llama31, tmp_path):
     assert run.returncode == 2 and "no such file" in run.stderr
 
 
+def test_verify_says_which_cases_are_missing_and_fails_unless_allowed(llama31, tmp_path):
+    tensors, metadata = llama31
+    write_vectors(tmp_path / "v.npz", tensors, metadata)
+    right = RotaryEmbedding.from_hf_config(released_config("Llama 3.1"))
+    half = {n: t for n, t in _outputs(tensors, metadata, right).items() if "float32" in n}
+    write_vectors(tmp_path / "half.npz", half, {})
+    run = run_cli("verify", tmp_path / "v.npz", tmp_path / "half.npz")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.startswith("INCOMPLETE: the 4 cases compared agree")
+    assert "4 of the 8 cases are missing from half.npz" in run.stdout
+    missing = [line.split() for line in run.stdout.splitlines() if line.endswith("MISSING")]
+    assert ["rope/far/bfloat16", "positions", "131056..131071", "MISSING"] in missing
+    run = run_cli("verify", tmp_path / "v.npz", tmp_path / "half.npz", "--allow-missing")
+    assert run.returncode == 0 and run.stdout.startswith("AGREES: all 4 cases compared")
+
+
+def test_verify_into_a_closed_pipe_exits_quietly(llama31, tmp_path):
+    tensors, metadata = llama31
+    write_vectors(tmp_path / "v.npz", tensors, metadata)
+    wrong = RotaryEmbedding(128, base=500000.0, layout="interleaved")
+    write_vectors(tmp_path / "w.npz", _outputs(tensors, metadata, wrong), {})
+    command = f"{sys.executable} -m posenc_ref verify {tmp_path / 'v.npz'} {tmp_path / 'w.npz'}"
+    run = subprocess.run(
+        f"set -o pipefail; {command} | head -1", shell=True, executable="/bin/bash",
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert run.stdout.startswith("DISAGREES")
+    assert "bug in posenc_ref" not in run.stderr and "Traceback" not in run.stderr
+
+
 def test_vectors_cli_refuses_bad_input(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(released_config("Llama 3.1")))
     run = run_cli("vectors", tmp_path / "config.json", "-o", tmp_path / "v.txt")
@@ -234,26 +264,33 @@ def test_vectors_cli_refuses_bad_input(tmp_path):
     assert run.returncode == 2 and run.stderr.startswith("error: ")
 
 
-def test_c_program_reads_a_vectors_file(tmp_path):
-    """The page's C example compiles, reads a file and finds its own RoPE within tolerance."""
+C_CONFIGS = {
+    # Qwen/Qwen2.5-7B's config.json (its RoPE keys): base 1e6, the half layout
+    "Qwen2.5-7B": {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+                   "rope_theta": 1000000.0, "max_position_embeddings": 131072},
+    # EleutherAI/gpt-j-6b's: interleaved pairs, rotary_dim 64 of a 256-wide head
+    "GPT-J-6B": {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64,
+                 "n_positions": 2048},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("family", sorted(C_CONFIGS))
+def test_c_program_reads_two_families_from_the_file(family, tmp_path):
+    """The page's C example takes base, layout and widths from the file; bfloat16 q too."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         pytest.skip("no C compiler on this machine")
     binary = tmp_path / "read_vectors"
     source = ROOT / "docs" / "examples" / "read_vectors.c"
     subprocess.run([compiler, "-O2", "-Wall", "-o", binary, source, "-lm"], check=True)
-    config = {
-        "model_type": "llama",
-        "hidden_size": 4096,
-        "num_attention_heads": 32,
-        "rope_theta": 500000.0,
-        "max_position_embeddings": 8192,
-    }
-    tensors, metadata = build_vectors(config)
+    tensors, metadata = build_vectors(C_CONFIGS[family])
     path = write_vectors(tmp_path / "v.safetensors", tensors, metadata)
-    for case in ("rope/start/float32", "rope/far/float32"):
-        run = subprocess.run([binary, path, case, "half"], capture_output=True, text=True)
+    for case in metadata["cases"]:
+        run = subprocess.run([binary, path, case["name"]], capture_output=True, text=True)
         assert run.returncode == 0, run.stdout + run.stderr
-        assert "2048 of 2048 elements within tolerance" in run.stdout
-    run = subprocess.run([binary, path, "rope/start/float32", "interleaved"], capture_output=True)
-    assert run.returncode == 1  # the other layout is caught
+        count = tensors[f"{case['name']}/q"].numel()
+        assert f"{count} of {count} elements within tolerance" in run.stdout
+    # a scaled model (Llama 3.1): the example's plain RoPE is told apart far out
+    scaled = write_vectors(tmp_path / "s.safetensors", *build_vectors(released_config("Llama 3.1")))
+    run = subprocess.run([binary, scaled, "rope/far/float32"], capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout

@@ -37,7 +37,7 @@ def check_allowance(
 
     What :func:`posenc_ref.testing.assert_rope_equal` allows each rotated coordinate to differ
     from the float64 expectation, for an input pair of norm 1 (radians, for small errors):
-    its error model evaluated, not restated (``posenc_ref.testing._plan``). With
+    its error model evaluated, not restated (``posenc_ref.testing._tolerance``). With
     ``float32_angles=False`` only the rounding of the result remains; the difference between
     the two is the float32-angle term, the bound the precision page uses.
 
@@ -55,8 +55,9 @@ def check_allowance(
     """
     import torch
 
-    from ..testing._model import _reference_model
-    from ..testing._plan import _allowance
+    from ..testing._model import reference_model
+    from ..testing._plan import Call, CallPlan
+    from ..testing._tolerance import rope_allowance
 
     positions = torch.as_tensor(positions).to("cpu", torch.int64)
     r = reference.rotary_dim
@@ -64,15 +65,10 @@ def check_allowance(
     first = 2 * first if reference.layout == "interleaved" else first
     x = torch.zeros(positions.numel(), reference.head_dim, dtype=torch.float64)
     x[:, first] = 1.0  # every pair (1, 0): norm 1
-    allowed = _allowance(
-        _reference_model(reference),
-        x,
-        positions,
-        int(positions.max()) + 1,
-        torch.float32,
-        float32_angles=float32_angles,
-        rtol=None,
-        atol=0.0,
+    plan = CallPlan("prefill", positions, batch=1, q_heads=1, k_heads=1)
+    call = Call(plan, torch.float32, inputs=(x, x), outputs=(x, x))
+    allowed = rope_allowance(
+        reference_model(reference), x, call, float32_angles=float32_angles, rtol=None, atol=0.0
     )
     return allowed[:, first]
 

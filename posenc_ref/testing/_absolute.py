@@ -14,11 +14,8 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import check_base, check_bool, check_dim, check_int
-from ._bugs import COMMON_BASES, _fitted_base
+from ._bugs import COMMON_BASES
 from ._common import (
-    ANGLE_MARGIN,
-    ANGLE_ULPS,
-    OUTPUT_ROUNDINGS,
     UNIT_ROUNDOFF,
     as_float64,
     check_nonnegative_float,
@@ -26,6 +23,8 @@ from ._common import (
     fmt,
     nice_number,
 )
+from ._setting import fitted_base
+from ._tolerance import OUTPUT_ROUNDINGS, float32_angle_allowance, frequency_steps
 
 __all__ = ["assert_sinusoidal_equal"]
 
@@ -41,7 +40,7 @@ LAYOUTS = {
 
 
 @dataclass(frozen=True)
-class _Table:
+class SinusoidalModel:
     """A sinusoidal table, correct or deliberately wrong, evaluated in float64.
 
     ``column_freqs(dim)`` gives each column's frequency ``(dim,)`` in the interleaved sense
@@ -56,7 +55,7 @@ class _Table:
     precision: tuple[torch.dtype, ...] | None = None
 
 
-def _pair_freqs(base: float, *, from_one: bool = False, denominator: float | None = None):
+def pair_frequencies(base: float, *, from_one: bool = False, denominator: float | None = None):
     def column_freqs(dim: int) -> torch.Tensor:
         i = torch.arange(dim // 2, dtype=torch.float64) + (1 if from_one else 0)
         exponent = i / denominator if denominator else 2 * i / dim
@@ -65,7 +64,7 @@ def _pair_freqs(base: float, *, from_one: bool = False, denominator: float | Non
     return column_freqs
 
 
-def _column_index_freqs(base: float, scale: float):
+def column_index_frequencies(base: float, scale: float):
     # The circulated loop that raises base to (scale * j / d) with the *column* index j.
     def column_freqs(dim: int) -> torch.Tensor:
         j = torch.arange(dim, dtype=torch.float64)
@@ -74,7 +73,7 @@ def _column_index_freqs(base: float, scale: float):
     return column_freqs
 
 
-def _evaluate_table(model: _Table, positions: torch.Tensor, dim: int) -> torch.Tensor:
+def model_table(model: SinusoidalModel, positions: torch.Tensor, dim: int) -> torch.Tensor:
     freqs = model.column_freqs(dim)  # (dim,) interleaved sense: column 2i, 2i+1 -> pair i
     pos = positions.to(torch.float64) + model.shift
     if model.precision is None:
@@ -98,7 +97,7 @@ def _evaluate_table(model: _Table, positions: torch.Tensor, dim: int) -> torch.T
     return torch.cat([odd, even], dim=-1)  # concatenated, cos first
 
 
-def _placed_freqs(model: _Table, dim: int) -> torch.Tensor:
+def placed_frequencies(model: SinusoidalModel, dim: int) -> torch.Tensor:
     """The frequency each output column of the model's table is evaluated at, ``(dim,)``."""
     freqs = model.column_freqs(dim)  # interleaved sense
     if model.layout in ("interleaved", "swapped"):
@@ -106,8 +105,8 @@ def _placed_freqs(model: _Table, dim: int) -> torch.Tensor:
     return torch.cat([freqs[0::2], freqs[1::2]])  # concatenated: [sin pairs | cos pairs]
 
 
-def _allowance(
-    model: _Table,
+def table_allowance(
+    model: SinusoidalModel,
     positions: torch.Tensor,
     dim: int,
     dtype: torch.dtype,
@@ -117,33 +116,39 @@ def _allowance(
     atol: float,
     step: torch.dtype | None = None,
 ) -> torch.Tensor:
-    """Allowed error per entry: ``8 u(dtype) + 2 u32 m w (ln(1/w) + 4) + atol`` (values <= 1).
+    """Allowed error per entry: ``8 u(dtype) + angle(m, w) + atol`` (values <= 1).
+
+    ``angle`` is the float32 angle allowance of the RoPE check
+    (:func:`~._tolerance.float32_angle_allowance`), each column's frequency its own plain one.
 
     ``w`` is the frequency the entry is evaluated at in the model; ``step`` adds one rounding
     step of a low-precision model's rounded quantity.
     """
-    omega = _placed_freqs(model, dim).clamp(min=1e-300)
+    omega = placed_frequencies(model, dim).clamp(min=1e-300)
     m = (positions.to(torch.float64) + model.shift).abs()[:, None]
     base_error = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[dtype]
     allowed = torch.full((positions.numel(), dim), base_error, dtype=torch.float64)
     if float32_angles:
-        angle = ANGLE_MARGIN * UNIT_ROUNDOFF[torch.float32] * m * omega
-        allowed = allowed + angle * (torch.log(1 / omega).clamp(min=0) + ANGLE_ULPS)
+        allowed = allowed + float32_angle_allowance(
+            m[:, 0], omega, base=1.0, plain_inv_freq=omega, steps=frequency_steps(omega)
+        )
     if step is not None:
         allowed = allowed + 3 * UNIT_ROUNDOFF[step] * (1 + m * omega)
     return allowed + atol
 
 
-def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, _Table]]:
+def sinusoidal_models(
+    base: float, dim: int, fitted: list[float]
+) -> list[tuple[str, str, SinusoidalModel]]:
     out = []
-    plain = _pair_freqs(base)
+    plain = pair_frequencies(base)
     for layout, words in LAYOUTS.items():
         if layout != "interleaved":
             out.append(
                 (
                     f"the {layout.replace('_', ' ')} layout",
                     f"your table has {words}",
-                    _Table(layout, plain),
+                    SinusoidalModel(layout, plain),
                 )
             )
     for shift in (1.0, -1.0):
@@ -152,7 +157,7 @@ def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, 
                 "positions off by one",
                 f"row m of your table holds position m {'+' if shift > 0 else '-'} 1"
                 + (" (positions counted from 1)" if shift > 0 else ""),
-                _Table("interleaved", plain, shift=shift),
+                SinusoidalModel("interleaved", plain, shift=shift),
             )
         )
     out.append(
@@ -160,7 +165,7 @@ def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, 
             "frequencies indexed from 1",
             "your table uses w_i = base^(-2(i+1)/d): the first pair turns at "
             f"{fmt(base ** (-2 / dim))} rad per position instead of 1",
-            _Table("interleaved", _pair_freqs(base, from_one=True)),
+            SinusoidalModel("interleaved", pair_frequencies(base, from_one=True)),
         )
     )
     out.append(
@@ -168,7 +173,7 @@ def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, 
             "the column index in the exponent",
             "your table uses base^(-j/d) with the column index j, so cos columns (odd j) get "
             "base^(-(2i+1)/d) instead of their pair's base^(-2i/d)",
-            _Table("interleaved", _column_index_freqs(base, 1.0)),
+            SinusoidalModel("interleaved", column_index_frequencies(base, 1.0)),
         )
     )
     out.append(
@@ -176,7 +181,7 @@ def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, 
             "the column index in the exponent",
             "your table uses base^(-2j/d) with the column index j (the pair index i belongs "
             "there: sin column 2i should use base^(-2i/d), not base^(-4i/d))",
-            _Table("interleaved", _column_index_freqs(base, 2.0)),
+            SinusoidalModel("interleaved", column_index_frequencies(base, 2.0)),
         )
     )
     if dim >= 4:
@@ -185,9 +190,18 @@ def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, 
                 "fairseq's frequencies",
                 "your table uses w_i = base^(-i/(d/2 - 1)) (fairseq and HF FSMT: the slowest "
                 "pair exactly 1/base) instead of base^(-2i/d)",
-                _Table("interleaved", _pair_freqs(base, denominator=dim / 2 - 1)),
+                SinusoidalModel("interleaved", pair_frequencies(base, denominator=dim / 2 - 1)),
             )
         )
+    return out + base_and_precision_models(base, fitted)
+
+
+def base_and_precision_models(
+    base: float, fitted: list[float]
+) -> list[tuple[str, str, SinusoidalModel]]:
+    """Other bases (the fitted ones first), and each quantity held in bfloat16 or float16."""
+    out = []
+    plain = pair_frequencies(base)
     seen = {base}
     for candidate in [*fitted, *COMMON_BASES]:
         if candidate in seen or any(abs(candidate / s - 1) < 1e-9 for s in seen):
@@ -197,7 +211,7 @@ def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, 
             (
                 "a different base",
                 f"your table uses base {candidate:.10g} where the reference has {base:.10g}",
-                _Table("interleaved", _pair_freqs(candidate)),
+                SinusoidalModel("interleaved", pair_frequencies(candidate)),
             )
         )
     f32, bf16, f16 = torch.float32, torch.bfloat16, torch.float16
@@ -215,13 +229,13 @@ def _models(base: float, dim: int, fitted: list[float]) -> list[tuple[str, str, 
                         if what == "positions"
                         else ""
                     ),
-                    _Table("interleaved", plain, precision=tuple(precision)),
+                    SinusoidalModel("interleaved", plain, precision=tuple(precision)),
                 )
             )
     return out
 
 
-def _fit(table: torch.Tensor, positions: torch.Tensor, layout: str) -> float | None:
+def fitted_table_base(table: torch.Tensor, positions: torch.Tensor, layout: str) -> float | None:
     rows = torch.nonzero(positions == 1).flatten()
     if not rows.numel():
         return None
@@ -231,7 +245,7 @@ def _fit(table: torch.Tensor, positions: torch.Tensor, layout: str) -> float | N
         sin, cos = row[0::2], row[1::2]
     else:
         sin, cos = row[: d // 2], row[d // 2 :]
-    fitted = _fitted_base(torch.atan2(sin, cos), d)
+    fitted = fitted_base(torch.atan2(sin, cos), d)
     return None if fitted is None else fitted[0]
 
 
@@ -310,7 +324,7 @@ def assert_sinusoidal_equal(
         raw = table_or_fn(num_positions or DEFAULT_POSITIONS)
     else:
         raw = table_or_fn
-    dtype = _dtype_of(raw)
+    dtype = dtype_of(raw)
     table = as_float64(raw, "table")
     shape = tuple(table.shape)
     table = table.reshape([s for s in shape if s != 1] or [1])
@@ -337,16 +351,16 @@ def assert_sinusoidal_equal(
             )
         table = table[:num_positions]
     positions = torch.arange(first_position, first_position + table.shape[0])
-    reference = _Table("interleaved", _pair_freqs(base))
-    expected = _evaluate_table(reference, positions, dim)
-    allowed = _allowance(
+    reference = SinusoidalModel("interleaved", pair_frequencies(base))
+    expected = model_table(reference, positions, dim)
+    allowed = table_allowance(
         reference, positions, dim, dtype, float32_angles=float32_angles, rtol=rtol, atol=atol
     )
-    excess = _ratio(table, expected, allowed)
+    excess = table_excess(table, expected, allowed)
     if not bool((excess > 1).any()):
         return None
     raise AssertionError(
-        _report(
+        sinusoidal_report(
             table,
             expected,
             allowed,
@@ -362,7 +376,7 @@ def assert_sinusoidal_equal(
     )
 
 
-def _dtype_of(raw: object) -> torch.dtype:
+def dtype_of(raw: object) -> torch.dtype:
     """The torch dtype whose rounding the table carries (NumPy dtypes mapped by name)."""
     if isinstance(raw, torch.Tensor):
         return raw.dtype if raw.dtype in UNIT_ROUNDOFF else torch.float64
@@ -370,7 +384,7 @@ def _dtype_of(raw: object) -> torch.dtype:
     return {"float32": torch.float32, "float16": torch.float16}.get(name, torch.float64)
 
 
-def _ratio(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+def table_excess(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     error = (got - expected).abs()
     ratio = error / allowed
     ratio.masked_fill_(error == 0, 0.0)
@@ -379,18 +393,20 @@ def _ratio(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> 
     return torch.nan_to_num_(ratio, nan=math.inf, posinf=math.inf)
 
 
-def _sample_rows(n: int) -> torch.Tensor:
+def sample_rows(n: int) -> torch.Tensor:
     """Rows the models are first tried on: the first 300, 256 spread evenly, the last 128."""
     first, spread = torch.arange(min(n, 300)), torch.linspace(0, n - 1, 256).long()
     rows = torch.cat([first, spread, torch.arange(max(0, n - 128), n)])
     return torch.unique(rows)
 
 
-def _column_words(j: int) -> str:
+def column_words(j: int) -> str:
     return f"column {j} ({'sin' if j % 2 == 0 else 'cos'} of pair {j // 2})"
 
 
-def _report(table, expected, allowed, excess, positions, dim, base, dtype, rtol, atol, f32):
+def sinusoidal_report(
+    table, expected, allowed, excess, positions, dim, base, dtype, rtol, atol, f32
+):
     bad = torch.nonzero(excess > 1)
     row, col = (int(v) for v in bad[0])  # row-major: smallest position, then column
     error = (table - expected).abs().nan_to_num(nan=math.inf)
@@ -398,15 +414,15 @@ def _report(table, expected, allowed, excess, positions, dim, base, dtype, rtol,
     lr, lc = divmod(flat, dim)
     lines = [
         f"the table disagrees with the sinusoidal encoding (dim={dim}, base={base:.10g}).",
-        f"First disagreement: position {int(positions[row])}, {_column_words(col)}: got "
+        f"First disagreement: position {int(positions[row])}, {column_words(col)}: got "
         f"{float(table[row, col]):.6g}, expected {float(expected[row, col]):.6g} (allowed error "
         f"{fmt(float(allowed[row, col]))}).",
         f"Largest error: {fmt(float(error[lr, lc]))} at position {int(positions[lr])}, "
-        f"{_column_words(lc)}.",
+        f"{column_words(lc)}.",
         f"Entries that disagree: {bad.shape[0]} of {table.numel()}.",
     ]
-    reference = _Table("interleaved", _pair_freqs(base))
-    if not f32 and _explains(reference, table, positions, dim, dtype, rtol, atol):
+    reference = SinusoidalModel("interleaved", pair_frequencies(base))
+    if not f32 and table_explains(reference, table, positions, dim, dtype, rtol, atol):
         lines.append(
             "Diagnosis (tested): float32 angles. Your table matches within the float32-angle "
             "allowance: its angles are formed in float32, and you asked for float64-accurate "
@@ -415,23 +431,25 @@ def _report(table, expected, allowed, excess, positions, dim, base, dtype, rtol,
         return "\n".join(lines)
     fitted = []
     for layout in ("interleaved", "concatenated"):
-        value = _fit(table, positions, layout)
+        value = fitted_table_base(table, positions, layout)
         if value is not None and math.isfinite(value) and 1 < value < 1e12:
             fitted += [nice_number(value, d) for d in (1, 2, 3, 4, 5, 6)] + [value]
     # Models are tried on a sample of rows, and confirmed on every row. A model that matches
     # the reference on these positions (bfloat16 positions below 256) cannot be told apart from
     # it: not tested.
-    rows = _sample_rows(table.shape[0])
+    rows = sample_rows(table.shape[0])
 
-    def explains(model: _Table) -> bool:
-        return _explains(model, table[rows], positions[rows], dim, dtype, rtol, atol) and (
-            _explains(model, table, positions, dim, dtype, rtol, atol)
+    def explains(model: SinusoidalModel) -> bool:
+        return table_explains(model, table[rows], positions[rows], dim, dtype, rtol, atol) and (
+            table_explains(model, table, positions, dim, dtype, rtol, atol)
         )
 
     models = [
         (title, detail, model)
-        for title, detail, model in _models(base, dim, fitted)
-        if not _explains(model, expected[rows], positions[rows], dim, torch.float64, rtol, atol)
+        for title, detail, model in sinusoidal_models(base, dim, fitted)
+        if not table_explains(
+            model, expected[rows], positions[rows], dim, torch.float64, rtol, atol
+        )
     ]
     explained = [(title, detail) for title, detail, model in models if explains(model)]
     tested = len(models)
@@ -439,7 +457,9 @@ def _report(table, expected, allowed, excess, positions, dim, base, dtype, rtol,
         for title, detail, model in models:
             if model.layout != "interleaved":
                 continue
-            combined = _Table("concatenated", model.column_freqs, model.shift, model.precision)
+            combined = SinusoidalModel(
+                "concatenated", model.column_freqs, model.shift, model.precision
+            )
             tested += 1
             if explains(combined):
                 explained.append((f"the concatenated layout and {title}", detail))
@@ -468,17 +488,19 @@ def _report(table, expected, allowed, excess, positions, dim, base, dtype, rtol,
     return "\n".join(lines)
 
 
-def _explains(model, table, positions, dim, dtype, rtol, atol) -> bool:
-    predicted = _evaluate_table(model, positions, dim)
-    allowed = _allowance(model, positions, dim, dtype, float32_angles=True, rtol=rtol, atol=atol)
-    inside = _ratio(table, predicted, allowed) <= 1
+def table_explains(model, table, positions, dim, dtype, rtol, atol) -> bool:
+    predicted = model_table(model, positions, dim)
+    allowed = table_allowance(
+        model, positions, dim, dtype, float32_angles=True, rtol=rtol, atol=atol
+    )
+    inside = table_excess(table, predicted, allowed) <= 1
     if bool(inside.all()):
         return True
     if model.precision is None:
         return False
     low = min(model.precision, key=lambda d: -UNIT_ROUNDOFF[d])
-    stepped = _allowance(
+    stepped = table_allowance(
         model, positions, dim, dtype, float32_angles=True, rtol=rtol, atol=atol, step=low
     )
-    within_step = bool((_ratio(table, predicted, stepped) <= 1).all())
+    within_step = bool((table_excess(table, predicted, stepped) <= 1).all())
     return within_step and float(inside.double().mean()) >= 0.99

@@ -21,8 +21,16 @@ The adapters turn the calling conventions engines use into the kit's ``fn(q, k, 
 - :func:`offset_fn`: ``fn(x, offset) -> x_rot`` rotating the contiguous positions
   ``offset .. offset + seq_len - 1`` (MLX ``fast.rope``, mlx-lm, ggml, keras-hub's
   ``start_index``);
+- :func:`offsets_fn`: ``fn(x, offsets) -> x_rot`` with one start per batch row
+  (``seqlen_offsets``, left padding);
+- :func:`packed_fn`: ``fn(x, cu_seqlens, offsets) -> x_rot`` over sequences packed into one row;
+- :func:`inplace_fn`: ``fn(q, k, positions)`` writing its result into ``q`` and ``k``;
 - :func:`table_fn`: a precomputed cos/sin table (rows are positions), rotated by the kit, so that
   the table itself is what is checked.
+
+An adapter can add call patterns to the check (``patterns``: ``offsets_fn`` adds the batch
+with per-row offsets, ``packed_fn`` the packed row) or leave out those its convention cannot
+express (``unsupported``: a cos/sin table has no M-RoPE rows).
 """
 
 from __future__ import annotations
@@ -34,9 +42,18 @@ import numpy as np
 import torch
 
 from .._checks import check_dim, check_layout
-from ._model import _dtype_name, _pair_index, _partner
+from ._model import dtype_name, pair_index, partner
 
-__all__ = ["qk_fn", "positions_fn", "offset_fn", "table_fn", "ARRAY_LIBRARIES"]
+__all__ = [
+    "qk_fn",
+    "positions_fn",
+    "offset_fn",
+    "offsets_fn",
+    "packed_fn",
+    "inplace_fn",
+    "table_fn",
+    "ARRAY_LIBRARIES",
+]
 
 RopeFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Sequence[torch.Tensor]]
 
@@ -44,13 +61,13 @@ RopeFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Sequence[torch.Ten
 ARRAY_LIBRARIES = {"torch": None, "numpy": "numpy", "jax": "jax.numpy", "mlx": "mlx.core"}
 
 
-def _check_arrays(arrays: object) -> str:
+def check_arrays(arrays: object) -> str:
     if arrays not in ARRAY_LIBRARIES:
         raise ValueError(f"arrays must be one of {tuple(ARRAY_LIBRARIES)}, got {arrays!r}")
     return arrays  # type: ignore[return-value]
 
 
-def _ml_dtypes():
+def ml_dtypes_module():
     try:
         return importlib.import_module("ml_dtypes")
     except ImportError as error:
@@ -69,7 +86,7 @@ def to_library(t: torch.Tensor, arrays: str):
         return t
     t = t.detach().to("cpu").contiguous().clone()  # a copy: fn may write into its input
     if arrays == "numpy" and t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(_ml_dtypes().bfloat16)
+        return t.view(torch.int16).numpy().view(ml_dtypes_module().bfloat16)
     namespace = importlib.import_module(ARRAY_LIBRARIES[arrays])
     return namespace.from_dlpack(t)
 
@@ -82,10 +99,23 @@ def to_torch(value: object, what: str) -> torch.Tensor:
     reinterpreted bit for bit.
     """
     if isinstance(value, torch.Tensor):
+        if value.layout != torch.strided:
+            raise AssertionError(
+                f"fn returned {what} as a {value.layout} tensor; return a dense (strided) one"
+            )
         return value
-    if isinstance(value, np.ndarray) and value.dtype.name == "bfloat16":
-        bits = np.ascontiguousarray(value).view(np.int16)
-        return torch.from_numpy(bits).view(torch.bfloat16)
+    if isinstance(value, np.ndarray):
+        # A copy where the strides are not plain (x[..., ::-1] has negative ones, which DLPack
+        # cannot carry: torch would abort the process).
+        value = np.ascontiguousarray(value)
+        if value.dtype.name == "bfloat16":
+            return torch.from_numpy(value.view(np.int16)).view(torch.bfloat16)
+        if value.dtype.kind not in "fiub" or value.dtype.byteorder == ">":
+            raise AssertionError(
+                f"fn returned {what} as a NumPy array of dtype {value.dtype}, which is not a "
+                "number type torch takes"
+            )
+        return torch.from_numpy(value)
     if hasattr(value, "__dlpack__"):
         try:
             return torch.from_dlpack(value)
@@ -124,9 +154,14 @@ def check_outputs(
                 f"{where}; inputs are (batch, heads, seq_len, head_dim): transpose around your "
                 "code if it expects (batch, seq_len, heads, head_dim)"
             )
+        if not out.is_floating_point() and out.dtype != x.dtype:
+            raise AssertionError(
+                f"fn returned {name}_rot as {dtype_name(out.dtype)} for {dtype_name(x.dtype)} "
+                f"input {where}: a rotation returns floating values of its input's dtype"
+            )
         if out.dtype != x.dtype:
             raise AssertionError(
-                f"fn returned {name}_rot as {_dtype_name(out.dtype)} for {_dtype_name(x.dtype)} "
+                f"fn returned {name}_rot as {dtype_name(out.dtype)} for {dtype_name(x.dtype)} "
                 f"input {where}: a rotation should return its input's dtype"
             )
         outputs.append(out)
@@ -143,13 +178,13 @@ def call_qk(
     return q_rot.detach().to("cpu", torch.float64), k_rot.detach().to("cpu", torch.float64)
 
 
-def _check_callable(fn: object, form: str) -> Callable:
+def check_callable(fn: object, form: str) -> Callable:
     if not callable(fn):
         raise TypeError(f"fn must be callable as {form}, got {type(fn).__name__}")
     return fn
 
 
-def _runs(positions: torch.Tensor) -> list[tuple[int, int]]:
+def consecutive_runs(positions: torch.Tensor) -> list[tuple[int, int]]:
     """``(start, count)`` of each run of consecutive positions, in order."""
     p = positions.tolist()
     runs, start = [], 0
@@ -160,19 +195,22 @@ def _runs(positions: torch.Tensor) -> list[tuple[int, int]]:
     return runs
 
 
-class _Adapter:
+class Adapter:
     """A user's function in another calling convention, called as ``fn(q, k, positions)``."""
 
     form = ""
+    name = ""  # the public function that makes it
+    patterns: tuple[str, ...] = ()  # call patterns it adds to the default check
+    unsupported: tuple[str, ...] = ()  # call patterns its convention cannot express
 
     def __init__(self, fn: Callable, arrays: str) -> None:
-        self.fn = _check_callable(fn, self.form)
-        self.arrays = _check_arrays(arrays)
+        self.fn = check_callable(fn, self.form)
+        self.arrays = check_arrays(arrays)
         self.max_position: int | None = None
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
-        return f"{type(self).__name__.lstrip('_')}({name}, arrays={self.arrays!r})"
+        return f"{self.name}({name}, arrays={self.arrays!r})"
 
     def one(self, x: torch.Tensor, positions: torch.Tensor) -> object:
         raise NotImplementedError
@@ -181,7 +219,8 @@ class _Adapter:
         return self.one(q, positions), self.one(k, positions)
 
 
-class _QK(_Adapter):
+class QKAdapter(Adapter):
+    name = "qk_fn"
     form = "fn(q, k, positions) -> (q_rot, k_rot)"
 
     def __call__(self, q, k, positions):
@@ -189,25 +228,116 @@ class _QK(_Adapter):
         return self.fn(q, k, positions)
 
 
-class _Positions(_Adapter):
+class PositionsAdapter(Adapter):
+    name = "positions_fn"
     form = "fn(x, positions) -> x_rot"
 
     def one(self, x, positions):
         return self.fn(to_library(x, self.arrays), to_library(positions, self.arrays))
 
 
-class _Offset(_Adapter):
+def _checked_piece(out: object, block: torch.Tensor, what: str) -> torch.Tensor:
+    out = to_torch(out, "x_rot")
+    if tuple(out.shape) != tuple(block.shape):
+        raise AssertionError(
+            f"fn returned x_rot of shape {tuple(out.shape)} for x of shape "
+            f"{tuple(block.shape)} ({what})"
+        )
+    return out
+
+
+def token_rows(positions: torch.Tensor, batch: int) -> list[torch.Tensor]:
+    """The 1-D positions each batch row is rotated at, from any of the kit's position forms.
+
+    ``(n,)``: every row; ``(batch, 1, n)``: per row; ``(3, n)`` M-RoPE rows: a kernel that takes
+    one position per token can only rotate the token's index, the first position plus its
+    place (what an engine without M-RoPE does with an image).
+    """
+    if positions.dim() == 1:
+        return [positions] * batch
+    if positions.dim() == 3:
+        return [positions[b, 0] for b in range(positions.shape[0])]
+    first = int(positions[:, 0].min())
+    return [torch.arange(first, first + positions.shape[-1], device=positions.device)] * batch
+
+
+class OffsetAdapter(Adapter):
+    name = "offset_fn"
     form = "fn(x, offset) -> x_rot"
 
     def one(self, x, positions):
-        # One call per run of consecutive positions (the property checks use several runs).
-        pieces = []
-        for start, count in _runs(positions):
-            block = to_library(x[..., start : start + count, :], self.arrays)
-            pieces.append(to_torch(self.fn(block, int(positions[start])), "x_rot"))
-        if len(pieces) == 1:
-            return pieces[0]
-        return torch.cat([p.to(x.device) for p in pieces], dim=-2)
+        # One call per row and per run of consecutive positions (the property checks and packed
+        # batches have several runs; per-row offsets have one per row).
+        rows = []
+        for b, row in enumerate(token_rows(positions, x.shape[0])):
+            pieces = []
+            for start, count in consecutive_runs(row):
+                block = x[b : b + 1, ..., start : start + count, :]
+                out = self.fn(to_library(block, self.arrays), int(row[start]))
+                pieces.append(_checked_piece(out, block, f"offset {int(row[start])}"))
+            rows.append(torch.cat([p.to(x.device) for p in pieces], dim=-2))
+        return rows[0] if len(rows) == 1 else torch.cat(rows, dim=0)
+
+
+class OffsetsAdapter(Adapter):
+    name = "offsets_fn"
+    form = "fn(x, offsets) -> x_rot"
+    patterns = ("rows",)
+
+    def one(self, x, positions):
+        rows = token_rows(positions, x.shape[0])
+        runs = {tuple(consecutive_runs(row)) for row in rows}
+        if len(runs) == 1 and len(next(iter(runs))) == 1:  # every row one run, one length
+            offsets = torch.tensor([int(row[0]) for row in rows], dtype=torch.int64)
+            out = self.fn(to_library(x, self.arrays), to_library(offsets, self.arrays))
+            return _checked_piece(out, x, f"offsets {offsets.tolist()}")
+        pieces = []  # several runs (the property checks): one call per run, per row
+        for b, row in enumerate(rows):
+            for start, count in consecutive_runs(row):
+                block = x[b : b + 1, ..., start : start + count, :]
+                offsets = torch.tensor([int(row[start])])
+                out = self.fn(to_library(block, self.arrays), to_library(offsets, self.arrays))
+                pieces.append((b, _checked_piece(out, block, f"offsets [{int(row[start])}]")))
+        by_row = [torch.cat([p for r, p in pieces if r == b], dim=-2) for b in range(len(rows))]
+        return torch.cat(by_row, dim=0)
+
+
+class PackedAdapter(Adapter):
+    name = "packed_fn"
+    form = "fn(x, cu_seqlens, offsets) -> x_rot"
+    patterns = ("packed",)
+
+    def one(self, x, positions):
+        out = torch.empty_like(x)
+        for b, row in enumerate(token_rows(positions, x.shape[0])):
+            runs = consecutive_runs(row)
+            lengths = torch.tensor([0] + [count for _, count in runs])
+            cu_seqlens = torch.cumsum(lengths, 0).to(torch.int32)
+            offsets = torch.tensor([int(row[start]) for start, _ in runs], dtype=torch.int64)
+            tokens = x[b].transpose(0, 1).contiguous()  # (total, heads, head_dim)
+            got = self.fn(*(to_library(t, self.arrays) for t in (tokens, cu_seqlens, offsets)))
+            got = _checked_piece(got, tokens, f"cu_seqlens {cu_seqlens.tolist()}")
+            out[b] = got.to(x.device).transpose(0, 1)
+        return out
+
+
+class InPlaceAdapter(Adapter):
+    name = "inplace_fn"
+    form = "fn(q, k, positions) writing into q and k"
+
+    def __init__(self, fn: Callable, arrays: str) -> None:
+        super().__init__(fn, arrays)
+        if self.arrays not in ("torch", "numpy"):
+            raise ValueError(
+                f"arrays must be 'torch' or 'numpy' for an in-place function ({self.arrays!r} "
+                "arrays cannot be written into)"
+            )
+
+    def __call__(self, q, k, positions):
+        q, k = q.clone(), k.clone()  # the buffers fn writes into
+        args = (to_library(q, self.arrays), to_library(k, self.arrays))
+        self.fn(*args, to_library(positions, self.arrays))
+        return tuple(to_torch(a, name) for a, name in zip(args, ("q", "k"), strict=True))
 
 
 def qk_fn(fn: Callable, *, arrays: str) -> RopeFn:
@@ -228,7 +358,7 @@ def qk_fn(fn: Callable, *, arrays: str) -> RopeFn:
     callable
         ``fn(q, k, positions)`` on torch tensors, for every check of the kit.
     """
-    return _QK(fn, arrays)
+    return QKAdapter(fn, arrays)
 
 
 def positions_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
@@ -249,7 +379,7 @@ def positions_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
     callable
         ``fn(q, k, positions)`` on torch tensors.
     """
-    return _Positions(fn, arrays)
+    return PositionsAdapter(fn, arrays)
 
 
 def offset_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
@@ -283,11 +413,13 @@ def offset_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
     ...     return rope(x, x, offset=offset)[0]
     >>> assert_rope_equal(offset_fn(rotate), rope)
     """
-    return _Offset(fn, arrays)
+    return OffsetAdapter(fn, arrays)
 
 
-class _Table(_Adapter):
+class TableAdapter(Adapter):
     form = "a cos/sin table"
+    name = "table_fn"
+    unsupported = ("image",)  # one row per position: no M-RoPE rows to index
 
     def __init__(self, cos, sin, layout: str, rotary_dim: int | None) -> None:
         self.fn, self.arrays = None, "torch"
@@ -298,6 +430,11 @@ class _Table(_Adapter):
                 f"rotary_dim // 2 (one value per pair) or rotary_dim, got {tuple(cos.shape)} and "
                 f"{tuple(sin.shape)}"
             )
+        if cos.shape[0] < 2:
+            raise ValueError(
+                "cos and sin have one row (position 0, where every angle is 0): a table needs "
+                "rows for positions 0 and 1 at least for anything to be checked"
+            )
         if not cos.is_floating_point() or not sin.is_floating_point():
             raise TypeError(f"cos and sin must be floating tables, got {cos.dtype}, {sin.dtype}")
         self.layout = check_layout("layout", layout)
@@ -307,7 +444,7 @@ class _Table(_Adapter):
 
     def __repr__(self) -> str:
         rows, width = self.cos.shape
-        return f"table_fn(cos/sin {rows} x {width} {_dtype_name(self.cos.dtype)}, {self.layout})"
+        return f"table_fn(cos/sin {rows} x {width} {dtype_name(self.cos.dtype)}, {self.layout})"
 
     def one(self, x, positions):
         width, head_dim = self.cos.shape[1], x.shape[-1]
@@ -324,19 +461,100 @@ class _Table(_Adapter):
                 f"the table has rows for positions 0..{self.max_position}, asked for "
                 f"{int(positions.max())}: pass max_position={self.max_position} to the check"
             )
-        rows = positions.to("cpu")
+        rows = positions.to("cpu")  # (n,) or (batch, 1, n): per-row offsets
         # The table's values, exactly, in float64: the rotation itself adds no error, so what
         # is judged is the table.
         cos = self.cos.to("cpu", torch.float64)[rows]
         sin = self.sin.to("cpu", torch.float64)[rows]
         if width == r // 2:  # one value per pair: spread it over the pair's two coordinates
-            index = _pair_index(self.layout, r)
-            cos, sin = cos[:, index], sin[:, index]
+            index = pair_index(self.layout, r)
+            cos, sin = cos[..., index], sin[..., index]
         x64 = x.to("cpu", torch.float64)
         xr = x64[..., :r]
-        rotated = xr * cos + _partner(xr, self.layout) * sin
+        rotated = xr * cos + partner(xr, self.layout) * sin
         out = torch.cat([rotated, x64[..., r:]], dim=-1)
         return out.to(x.dtype).to(x.device)
+
+
+def offsets_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
+    """Adapt ``fn(x, offsets) -> x_rot``: batch row ``b`` rotates from position ``offsets[b]``.
+
+    Explained on the site: [call patterns](check.md#check-patterns).
+
+    The convention of batches whose rows start at different positions: flash-attn's
+    ``apply_rotary_emb(x, cos, sin, seqlen_offsets=tensor)``, a KV cache of a different length
+    per sequence, left padding. The check adds a call with three rows at different offsets
+    (positions ``(batch, 1, seq_len)`` in the kit's form).
+
+    Parameters
+    ----------
+    fn
+        Takes ``x`` ``(batch, heads, seq_len, head_dim)`` and ``offsets`` ``(batch,)`` int64, as
+        arrays of ``arrays``.
+    arrays
+        ``"torch"`` (default), ``"numpy"``, ``"jax"`` or ``"mlx"``.
+
+    Returns
+    -------
+    callable
+        ``fn(q, k, positions)`` on torch tensors.
+    """
+    return OffsetsAdapter(fn, arrays)
+
+
+def packed_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
+    """Adapt ``fn(x, cu_seqlens, offsets) -> x_rot`` over sequences packed into one row.
+
+    Explained on the site: [call patterns](check.md#check-patterns).
+
+    The variable-length convention of flash-attn (``cu_seqlens``, ``max_seqlen`` and
+    ``seqlen_offsets``), TransformerEngine's ``thd`` format (``cu_seqlens``,
+    ``start_positions``), vLLM and SGLang's flattened token batches: ``x`` holds the tokens of
+    several sequences one after the other, sequence ``j`` is ``x[cu_seqlens[j]:cu_seqlens[j+1]]``
+    and starts at position ``offsets[j]``. The check adds a packed call of four sequences of
+    different lengths and starts.
+
+    Parameters
+    ----------
+    fn
+        Takes ``x`` ``(total_tokens, heads, head_dim)``, ``cu_seqlens`` ``(sequences + 1,)``
+        int32 and ``offsets`` ``(sequences,)`` int64, as arrays of ``arrays``.
+    arrays
+        ``"torch"`` (default), ``"numpy"``, ``"jax"`` or ``"mlx"``.
+
+    Returns
+    -------
+    callable
+        ``fn(q, k, positions)`` on torch tensors.
+    """
+    return PackedAdapter(fn, arrays)
+
+
+def inplace_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
+    """Adapt ``fn(q, k, positions)`` that rotates ``q`` and ``k`` in place (returns nothing).
+
+    Explained on the site: [call patterns](check.md#check-patterns).
+
+    vLLM's ``rotary_embedding`` custom op, flash-attn's ``apply_rotary_emb(..., inplace=True)``
+    and SGLang's ``apply_rope_with_cos_sin_cache_inplace`` write their result into their
+    inputs. The kit passes copies and reads them back after the call; an in-place kernel that
+    overwrites one coordinate of a pair before reading it for the other is one of the bugs it
+    names.
+
+    Parameters
+    ----------
+    fn
+        Takes ``q``, ``k`` ``(batch, heads, seq_len, head_dim)`` and ``positions`` as arrays of
+        ``arrays`` and writes into ``q`` and ``k``; what it returns is ignored.
+    arrays
+        ``"torch"`` (default) or ``"numpy"`` (JAX and MLX arrays cannot be written into).
+
+    Returns
+    -------
+    callable
+        ``fn(q, k, positions)`` on torch tensors.
+    """
+    return InPlaceAdapter(fn, arrays)
 
 
 def table_fn(cos, sin, *, layout: str, rotary_dim: int | None = None) -> RopeFn:
@@ -366,4 +584,4 @@ def table_fn(cos, sin, *, layout: str, rotary_dim: int | None = None) -> RopeFn:
     callable
         ``fn(q, k, positions)`` on torch tensors.
     """
-    return _Table(cos, sin, layout, rotary_dim)
+    return TableAdapter(cos, sin, layout, rotary_dim)

@@ -20,18 +20,6 @@ UNIT_ROUNDOFF = {
     torch.bfloat16: 2.0**-8,
 }
 
-# The rounding of a result: a few operations (two table values, two products and a sum) of the
-# working dtype, each off by at most u relative to the pair's norm. 8u leaves a factor ~2 over
-# the count for code that rotates in the activation dtype (HF) rather than in float32.
-OUTPUT_ROUNDINGS = 8
-
-# The float32 angle allowance: an angle m * w formed in float32 is off by the product's rounding
-# (u * m * w) plus m times the error of a float32 w. Computing w = base ** (-2i/d) in float32
-# rounds the exponent, which the power amplifies by ln(1/w); the power, reciprocal or division
-# add a few ulps. So |error| <= u * m * w * (ln(1/w) + ANGLE_ULPS), doubled for margin.
-ANGLE_ULPS = 4
-ANGLE_MARGIN = 2
-
 
 def check_dtypes(dtypes: object) -> tuple[torch.dtype, ...]:
     """Return ``dtypes`` as a non-empty tuple of supported floating dtypes, else raise."""

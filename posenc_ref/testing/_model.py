@@ -1,44 +1,59 @@
 r"""A RoPE implementation as a float64 model: the reference, or a deliberately wrong one.
 
-:class:`_Model` describes what an implementation does (which coordinates form a pair, which
-frequencies, which positions, what it holds in low precision, in which order it writes the
-result); :func:`_predict` computes what that implementation returns for given inputs, in
-float64. The reference is one model (:func:`_reference_model`); every bug the diagnosis tests
-is another (``_bugs.py``).
+:class:`Model` describes what an implementation does (which coordinates form a pair, which
+frequencies, which positions, which position row each pair follows, what it holds in low
+precision, in which order it writes the result); :func:`predict` computes what that
+implementation returns for the inputs of one call, in float64. The reference is one model
+(:func:`reference_model`); every bug the diagnosis tests is another (``_bugs.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..rope import RotaryEmbedding, to_half_layout, to_interleaved_layout
 from ..rope_scaling import ScaledFrequencies
 
+if TYPE_CHECKING:
+    from ._plan import Call
+
 
 @dataclass(frozen=True)
-class _Model:
+class Model:
     """A RoPE implementation, correct or deliberately wrong, evaluated in float64.
 
-    ``frequencies(seq_len)`` gives the per-pair frequencies and attention factor of a call whose
-    largest position is ``seq_len - 1``; ``table_layout`` is the layout the cos/sin table was
-    laid out for (differs from ``layout`` in the classic half-converted bug); ``positions`` maps
-    the call's integer positions to the ones actually rotated by; ``precision`` is
-    ``(positions, inv_freq, angles, tables)`` dtypes when the angles are formed the common way
-    (a float32 product) with some quantity held in low precision; ``sign`` -1 rotates the other
-    way.
+    ``frequencies(length)`` gives the per-pair frequencies and attention factor of a call whose
+    length (its largest position + 1, or what ``length(call)`` says) is ``length``;
+    ``table_layout`` is the layout the cos/sin table was laid out for (differs from ``layout``
+    in the classic half-converted bug); ``positions(call)`` gives the positions actually rotated
+    by (default the call's); ``pair_rows`` the position row each pair follows (M-RoPE, a patch
+    grid: ``(pairs,)``); ``precision`` is ``(positions, inv_freq, angles, tables)`` dtypes when
+    the angles are formed the common way (a float32 product) with some quantity held in low
+    precision; ``sign`` -1 rotates the other way; ``aliased`` writes the first coordinate of a
+    pair before reading it for the second (an in-place kernel's bug); ``q_heads`` rotates only
+    that many query heads (``"k"``: as many as the keys have). ``base``, ``plain`` and ``steps``
+    feed the float32 allowance (:func:`~._tolerance.float32_angle_allowance`).
     """
 
     layout: str
     rotary_dim: int
     frequencies: Callable[[int], ScaledFrequencies]
+    base: float = 10000.0
     table_layout: str | None = None
-    positions: Callable[[torch.Tensor], torch.Tensor] | None = None
+    positions: Callable[[Call], torch.Tensor] | None = None
+    length: Callable[[Call], int] | None = None
+    pair_rows: torch.Tensor | None = None
     precision: tuple[torch.dtype, torch.dtype, torch.dtype, torch.dtype] | None = None
     sign: float = 1.0
     output_layout: str | None = None
+    aliased: bool = False
+    q_heads: str | None = None
+    plain: torch.Tensor | None = None
+    steps: torch.Tensor | None = None
 
     def written(self, rotated: torch.Tensor) -> torch.Tensor:
         """The rotary part in the order it is written back (DeepSeek-V3: the other layout)."""
@@ -47,14 +62,32 @@ class _Model:
         reorder = to_half_layout if self.output_layout == "half" else to_interleaved_layout
         return reorder(rotated)
 
+    def call_length(self, call: Call) -> int:
+        """The length a length-dependent method switches on, for this call."""
+        return call.seq_len if self.length is None else self.length(call)
 
-def _pair_index(layout: str, rotary_dim: int) -> torch.Tensor:
+    def freqs(self, call: Call) -> ScaledFrequencies:
+        """The frequencies and attention factor this model uses in ``call``."""
+        return self.frequencies(self.call_length(call))
+
+    def pair_positions(self, call: Call) -> torch.Tensor:
+        """The position each pair turns by, float64: ``(n, pairs)`` or ``(batch, 1, n, pairs)``."""
+        p = call.positions if self.positions is None else self.positions(call)
+        p = p.to(torch.float64)
+        pairs = self.rotary_dim // 2
+        if call.rows and p.dim() > 1:  # (rows, n): each pair reads its own row
+            rows = self.pair_rows if self.pair_rows is not None else torch.zeros(pairs).long()
+            return p.movedim(0, -1)[..., rows]
+        return p[..., None].expand(*p.shape, pairs)
+
+
+def pair_index(layout: str, rotary_dim: int) -> torch.Tensor:
     """For each rotated coordinate, the pair it belongs to (``(rotary_dim,)`` int64)."""
     j = torch.arange(rotary_dim)
     return j // 2 if layout == "interleaved" else j % (rotary_dim // 2)
 
 
-def _pairs(x: torch.Tensor, layout: str, rotary_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pair_parts(x: torch.Tensor, layout: str, rotary_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The two coordinates ``(u, v)`` of every pair, each ``(..., rotary_dim // 2)``."""
     xr = x[..., :rotary_dim]
     if layout == "interleaved":
@@ -63,7 +96,14 @@ def _pairs(x: torch.Tensor, layout: str, rotary_dim: int) -> tuple[torch.Tensor,
     return xr[..., :half], xr[..., half:]
 
 
-def _partner(xr: torch.Tensor, layout: str) -> torch.Tensor:
+def from_parts(u: torch.Tensor, v: torch.Tensor, layout: str) -> torch.Tensor:
+    """The inverse of :func:`pair_parts`: ``(..., rotary_dim)`` from the pairs' coordinates."""
+    if layout == "interleaved":
+        return torch.stack([u, v], dim=-1).flatten(-2)
+    return torch.cat([u, v], dim=-1)
+
+
+def partner(xr: torch.Tensor, layout: str) -> torch.Tensor:
     """Each pair ``(u, v)`` replaced by ``(-v, u)``, in place of the pair's coordinates."""
     if layout == "interleaved":
         u, v = xr[..., 0::2], xr[..., 1::2]
@@ -72,13 +112,13 @@ def _partner(xr: torch.Tensor, layout: str) -> torch.Tensor:
     return torch.cat([-xr[..., half:], xr[..., :half]], dim=-1)
 
 
-def _tables(model: _Model, positions: torch.Tensor, seq_len: int):
-    """Per-pair cos and sin ``(n, pairs)`` in float64, and the attention factor."""
-    freqs = model.frequencies(seq_len)
+def model_tables(model: Model, call: Call):
+    """Per-pair cos and sin (``(n, pairs)`` or batched), float64, and the attention factor."""
+    freqs = model.freqs(call)
     omega = freqs.inv_freq.detach().to("cpu", torch.float64)
-    pos = positions.to(torch.float64) if model.positions is None else model.positions(positions)
+    pos = model.pair_positions(call)
     if model.precision is None:
-        theta = pos[:, None] * omega  # (n, pairs), float64 as in the reference
+        theta = pos * omega  # float64 as in the reference
         cos, sin = torch.cos(theta), torch.sin(theta)
     else:
         # The common code path: positions and frequencies as float32 (or lower), a float32
@@ -87,38 +127,61 @@ def _tables(model: _Model, positions: torch.Tensor, seq_len: int):
         p_dt, w_dt, a_dt, t_dt = model.precision
         p = pos.to(p_dt).to(torch.float32)
         w = omega.to(torch.float32).to(w_dt).to(torch.float32)
-        theta = (p[:, None] * w).to(a_dt).to(torch.float32)
+        theta = (p * w).to(a_dt).to(torch.float32)
         cos = torch.cos(theta).to(t_dt).to(torch.float64)
         sin = torch.sin(theta).to(t_dt).to(torch.float64)
     return cos, model.sign * sin, float(freqs.attention_factor)
 
 
-def _predict(model: _Model, x: torch.Tensor, positions: torch.Tensor, seq_len: int) -> torch.Tensor:
-    """The model's output for float64 input ``x`` ``(..., n, head_dim)`` at ``positions``."""
+def predict(model: Model, x: torch.Tensor, call: Call, which: int = 0) -> torch.Tensor:
+    """The model's output for float64 input ``x`` ``(batch, heads, n, head_dim)`` of ``call``.
+
+    ``which`` is 0 for the queries, 1 for the keys (only ``q_heads`` tells them apart).
+    """
     r = model.rotary_dim
-    cos, sin, a = _tables(model, positions, seq_len)
-    index = _pair_index(model.table_layout or model.layout, r)
-    cos_c, sin_c = cos[:, index], sin[:, index]  # (n, r): the angle each coordinate reads
+    cos, sin, a = model_tables(model, call)
     xr = x[..., :r]
-    rotated = a * (xr * cos_c + _partner(xr, model.layout) * sin_c)
-    return torch.cat([model.written(rotated), x[..., r:]], dim=-1)
+    if model.aliased:  # u' = u cos - v sin, then v' = u' sin + v cos (u overwritten first)
+        u, v = pair_parts(x, model.layout, r)
+        u2 = a * (u * cos - v * sin)
+        rotated = from_parts(u2, a * (u2 * sin + v * cos), model.layout)
+    else:
+        index = pair_index(model.table_layout or model.layout, r)
+        cos_c, sin_c = cos[..., index], sin[..., index]  # (..., n, r): each coordinate's angle
+        rotated = a * (xr * cos_c + partner(xr, model.layout) * sin_c)
+    out = torch.cat([model.written(rotated), x[..., r:]], dim=-1)
+    if model.q_heads == "k" and which == 0:
+        keep = call.inputs[1].shape[1]  # only as many query heads as there are key heads
+        out = torch.cat([out[:, :keep], x[:, keep:]], dim=1)
+    return out
 
 
-def _reference_model(reference: RotaryEmbedding) -> _Model:
+def reference_model(reference: RotaryEmbedding) -> Model:
+    """A :class:`~posenc_ref.RotaryEmbedding` as a model."""
     output = getattr(reference, "output_layout", None)  # DeepSeek-V3 (from the models work)
     output = None if output == reference.layout else output
-    return _Model(
-        reference.layout, reference.rotary_dim, reference.frequencies, output_layout=output
+    rows = getattr(reference, "_mrope_rows", None)
+    return Model(
+        reference.layout,
+        reference.rotary_dim,
+        reference.frequencies,
+        base=float(reference.base),
+        output_layout=output,
+        pair_rows=None if rows is None else rows.to("cpu"),
+        sign=-1.0 if getattr(reference, "clockwise", False) else 1.0,
     )
 
 
-def _output_layout(reference: RotaryEmbedding) -> str:
+def written_layout(reference: RotaryEmbedding) -> str:
+    """The order in which ``reference`` writes its rotated pairs."""
     return getattr(reference, "output_layout", None) or reference.layout
 
 
-def _other(layout: str) -> str:
+def other_layout(layout: str) -> str:
+    """``"half"`` for ``"interleaved"`` and the reverse."""
     return "half" if layout == "interleaved" else "interleaved"
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
+def dtype_name(dtype: torch.dtype) -> str:
+    """``"float32"`` for ``torch.float32``."""
     return str(dtype).replace("torch.", "")

@@ -1,66 +1,156 @@
-r"""The input plan and the tolerance: which calls the kit makes, and how closely they must agree.
+r"""The input plan: which calls the kit makes, in the patterns engines call RoPE in.
 
-The kit chooses the inputs: random queries and keys at a few windows of contiguous positions
-(:func:`_plan`), each window a call of the user's function (:func:`_run_call`). Each output
-coordinate may then differ from the float64 expectation by an allowance built from an explicit
-error model (:func:`_allowance`); :func:`_excess` is the error divided by it.
+Explained on the site: [what is compared](check.md#check-rope) and
+[the call patterns](check.md#check-patterns).
+
+The kit chooses the inputs: random queries and keys at positions laid out the way engines call a
+RoPE kernel (:func:`plan_calls`), each a call of the user's function (:func:`run_call`):
+
+- ``prefill``: a window of consecutive positions (the start; around the original context,
+  where length-dependent methods switch; the far end);
+- ``decode``: one token at a time, after a prefill (the KV-cache step, a branch of its own in
+  many kernels);
+- ``chunk``: a prefill split in chunks that start where the last one ended (chunked prefill);
+- ``rows``: a batch whose rows start at different positions (``seqlen_offsets``, left padding),
+  positions ``(batch, 1, seq_len)``; asked for with ``patterns`` or by an adapter;
+- ``packed``: sequences packed into one row (``cu_seqlens``), positions restarting at each;
+  asked for likewise;
+- ``image``: for M-RoPE, text, an image and a video, positions ``(3, seq_len)`` as
+  :func:`~posenc_ref.mrope.mrope_positions` builds them.
+
+Queries and keys have different head counts in most calls (GQA and MQA).
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from ..rope import RotaryEmbedding
 from ._arrays import RopeFn, call_qk
-from ._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF
-from ._model import _dtype_name, _Model, _pair_index, _pairs
+from ._model import dtype_name
 
 # Windows of positions: the start (small positions, and 255/256/257 where bfloat16 positions
 # collide), around the original context (where length-dependent methods switch), and the far end.
 FIRST_WINDOW = 300
 WINDOW = 128
+CHUNK = 64
 DEFAULT_CONTEXT = 4096
 DEFAULT_FAR = 1 << 17
+LARGEST_POSITION = 1 << 53  # float64 tells integers apart up to here
 
-# --------------------------------------------------------------------------- calls
+PATTERNS = ("prefill", "decode", "chunk", "rows", "packed", "image")
+DEFAULT_PATTERNS = ("prefill", "decode", "chunk", "image")
+"""Call patterns; the default check makes the ones every RoPE function should take."""
 
-
-@dataclass(frozen=True)
-class _Window:
-    start: int
-    stop: int
-    batch: int
-    heads: int
-
-    def describe(self) -> str:
-        return f"positions {self.start}..{self.stop - 1}"
+# An image and a video between text, as M-RoPE models see them: (text before, grid, text after)
+# twice; the grids count tokens after the vision encoder's 2 x 2 merge.
+MROPE_SEGMENTS = ((4, (1, 6, 8), 3), (0, (2, 3, 4), 2))
 
 
 @dataclass
-class _Call:
+class CallPlan:
+    """One call to make: its pattern, positions (as passed to fn) and shapes."""
+
+    kind: str
+    positions: torch.Tensor  # int64: (n,), (batch, 1, n) for "rows", (3, n) for "image"
+    batch: int
+    q_heads: int
+    k_heads: int
+    rows: bool = False  # positions carry M-RoPE rows
+    variants: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.positions.shape[-1]
+
+
+@dataclass
+class Call:
     """One call of the user's fn: its inputs, outputs and the expected outputs (float64, CPU)."""
 
-    window: _Window
+    plan: CallPlan
     dtype: torch.dtype
-    positions: torch.Tensor  # (n,) int64, CPU
     inputs: tuple[torch.Tensor, torch.Tensor]  # q, k as float64 (exactly the values passed)
     outputs: tuple[torch.Tensor, torch.Tensor]  # the user's q_rot, k_rot as float64
-    expected: tuple[torch.Tensor, torch.Tensor] = ()
-    allowed: tuple[torch.Tensor, torch.Tensor] = ()
+    expected: tuple[torch.Tensor, ...] = ()
+    allowed: tuple[torch.Tensor, ...] = ()
+
+    @property
+    def positions(self) -> torch.Tensor:
+        return self.plan.positions
+
+    @property
+    def kind(self) -> str:
+        return self.plan.kind
+
+    @property
+    def rows(self) -> bool:
+        return self.plan.rows
+
+    @property
+    def n(self) -> int:
+        return self.plan.n
 
     @property
     def seq_len(self) -> int:
-        return self.window.stop
+        """The call's length as the reference sees it: its largest position + 1."""
+        return int(self.positions.max()) + 1
+
+    @property
+    def start(self) -> int:
+        return int(self.positions.min())
+
+    def token_positions(self) -> torch.Tensor:
+        """``(n,)``: each token's position (an M-RoPE call: the largest of its rows)."""
+        p = self.positions
+        if self.rows:
+            return p.amax(dim=0)
+        return p.reshape(-1, p.shape[-1]).amax(dim=0) if p.dim() > 1 else p
+
+    def where(self) -> str:
+        """The positions of the call, in words."""
+        return describe_positions(self.plan)
 
     def describe(self) -> str:
-        shape = tuple(self.inputs[0].shape)
-        return f"{self.window.describe()}, {_dtype_name(self.dtype)}, q and k of shape {shape}"
+        shapes = f"q {tuple(self.inputs[0].shape)}, k {tuple(self.inputs[1].shape)}"
+        return f"{self.where()}, {dtype_name(self.dtype)}, {shapes}"
 
 
-def _original_context(reference: RotaryEmbedding) -> int | None:
+def describe_positions(plan: CallPlan) -> str:
+    p = plan.positions
+    first, last = int(p.min()), int(p.max())
+    if plan.kind == "decode":
+        return f"decode step at position {first}"
+    if plan.kind == "rows":
+        starts = ", ".join(str(int(s)) for s in p[:, 0, 0])
+        return f"{p.shape[0]} rows from positions {starts} ({plan.n} each)"
+    if plan.kind == "packed":
+        runs = ", ".join(f"{a}..{a + n - 1}" for a, n in position_runs(p))
+        return f"packed sequences at positions {runs}"
+    if plan.kind == "grid":
+        height, width = (int(v) for v in plan.variants["grid"])
+        return f"a {height} x {width} grid of patches"
+    if plan.kind == "image":
+        return f"text, an image and a video (3 position rows, {first}..{last})"
+    word = "chunk" if plan.kind == "chunk" else "positions"
+    return f"{word} {first}..{last}"
+
+
+def position_runs(positions: torch.Tensor) -> list[tuple[int, int]]:
+    """``(first position, count)`` of each run of consecutive positions of a 1-D tensor."""
+    p = positions.tolist()
+    runs, start = [], 0
+    for t in range(1, len(p) + 1):
+        if t == len(p) or p[t] != p[t - 1] + 1:
+            runs.append((p[start], t - start))
+            start = t
+    return runs
+
+
+def original_context(reference: RotaryEmbedding) -> int | None:
+    """The reference's original (pre-training) context, if it has one."""
     params = getattr(reference, "scaling_params", None) or {}
     if isinstance(params.get("original_max_len"), int):
         return params["original_max_len"]
@@ -74,96 +164,117 @@ def _original_context(reference: RotaryEmbedding) -> int | None:
     return None
 
 
-def _plan(reference: RotaryEmbedding, max_position: int | None) -> list[_Window]:
-    context = _original_context(reference) or DEFAULT_CONTEXT
+def _span(start: int, stop: int) -> torch.Tensor:
+    return torch.arange(start, stop, dtype=torch.int64)
+
+
+def plan_calls(
+    reference: RotaryEmbedding, max_position: int | None, patterns: tuple[str, ...]
+) -> list[CallPlan]:
+    """The calls of one check, in increasing order of their largest position.
+
+    That order lets a stateful implementation (HF's dynamic NTK, which keeps grown frequencies
+    for shorter calls past the original context) see what a stateless one does.
+    """
+    context = original_context(reference) or DEFAULT_CONTEXT
     far = max_position if max_position is not None else max(8 * context, DEFAULT_FAR)
-    windows = [_Window(0, min(FIRST_WINDOW, far + 1), batch=2, heads=2)]
-    if context - WINDOW // 2 >= windows[-1].stop and context + WINDOW // 2 <= far + 1:
-        windows.append(_Window(context - WINDOW // 2, context + WINDOW // 2, batch=1, heads=2))
-    if far + 1 > windows[-1].stop:
-        windows.append(_Window(max(far + 1 - WINDOW, windows[-1].stop), far + 1, 1, 1))
-    return windows
+    first = min(FIRST_WINDOW, far + 1)
+    calls = [CallPlan("prefill", _span(0, first), batch=2, q_heads=2, k_heads=1)]
+    if "decode" in patterns and first <= far:
+        calls.append(CallPlan("decode", _span(first, first + 1), 1, 2, 1))
+    near = context - WINDOW // 2 >= first + 1 and context + WINDOW // 2 <= far + 1
+    if near and "chunk" in patterns:
+        calls.append(CallPlan("chunk", _span(context - CHUNK, context), 1, 2, 2))
+    if near and "decode" in patterns:
+        calls.append(CallPlan("decode", _span(context, context + 1), 1, 2, 1))
+    if near:
+        window = _span(context - WINDOW // 2, context + WINDOW // 2)
+        calls.append(CallPlan("prefill", window, 1, 2, 2))
+    if near and "chunk" in patterns:
+        calls.append(CallPlan("chunk", _span(context, context + CHUNK), 1, 2, 2))
+    end = calls[-1].positions.max() + 1
+    if "rows" in patterns:
+        starts = [3, 37, max(context - 20, 43)]
+        if starts[-1] + 40 <= far + 1:
+            rows = torch.stack([_span(s, s + 40) for s in starts])[:, None, :]
+            calls.append(CallPlan("rows", rows, len(starts), 2, 1))
+    if "packed" in patterns:
+        runs = [(0, 23), (0, 1), (17, 40), (max(context - 10, 60), 30)]
+        if runs[-1][0] + runs[-1][1] <= far + 1:
+            packed = torch.cat([_span(s, s + n) for s, n in runs])
+            calls.append(CallPlan("packed", packed, 1, 2, 1))
+    if "image" in patterns and getattr(reference, "mrope_section", None) is not None:
+        calls.append(image_call(reference, start=5))
+    if far + 1 > end:
+        if "decode" in patterns and far >= end:
+            calls.append(CallPlan("decode", _span(far, far + 1), 1, 1, 1))
+        calls.append(CallPlan("prefill", _span(max(far + 1 - WINDOW, end), far + 1), 1, 1, 1))
+    calls.sort(key=lambda c: int(c.positions.max()))
+    return calls
 
 
-def _run_call(
+def mrope_segments(start: int, resume: bool = True) -> tuple[torch.Tensor, list[str]]:
+    """M-RoPE positions of :data:`MROPE_SEGMENTS` from ``start``, and each token's kind.
+
+    ``resume=False`` gives the bug: text after a grid continues from the token count, not from
+    the grid's largest position + 1.
+    """
+    columns, kinds, position = [], [], start
+    for before, (t, h, w), after in MROPE_SEGMENTS:
+        columns.append(_span(position, position + before).expand(3, -1))
+        kinds += ["text"] * before
+        position += before
+        frames, rows, cols = torch.meshgrid(
+            torch.arange(t), torch.arange(h), torch.arange(w), indexing="ij"
+        )
+        columns.append(torch.stack([frames, rows, cols]).reshape(3, -1) + position)
+        kinds += ["image" if t == 1 else "video"] * (t * h * w)
+        position += max(t, h, w) if resume else t * h * w
+        columns.append(_span(position, position + after).expand(3, -1))
+        kinds += ["text"] * after
+        position += after
+    return torch.cat(columns, dim=1), kinds
+
+
+def image_call(reference: RotaryEmbedding, start: int) -> CallPlan:
+    """An M-RoPE call: text, an image, text, a video, text, with the variants bugs rotate by."""
+    positions, kinds = mrope_segments(start)
+    rows = len(getattr(reference, "mrope_section", None) or (0, 0, 0))
+    if rows != 3:  # NeoMME's two rows (height, width): drop the time row
+        positions = positions[3 - rows :]
+    n = positions.shape[1]
+    wrong, _ = mrope_segments(start, resume=False)
+    variants = {
+        "token_index": _span(start, start + n),  # a 1-D kernel given the first position
+        "time_row": positions[:1].expand_as(positions),
+        "no_resume": wrong[3 - rows :],
+    }
+    return CallPlan("image", positions, 1, 2, 1, rows=True, variants=variants)
+
+
+def run_call(
     fn: RopeFn,
-    window: _Window,
+    plan: CallPlan,
     dtype: torch.dtype,
     head_dim: int,
     generator: torch.Generator,
     device: torch.device,
-) -> _Call:
-    shape = (window.batch, window.heads, window.stop - window.start, head_dim)
-    q = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
-    k = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
-    positions = torch.arange(window.start, window.stop, device=device)
-    where = f"({window.describe()}, {_dtype_name(dtype)} q and k of shape {shape})"
-    outputs = call_qk(fn, q, k, positions, where)
-    return _Call(
-        window,
-        dtype,
-        positions.to("cpu"),
-        (q.to("cpu", torch.float64), k.to("cpu", torch.float64)),
-        outputs,
-    )
+) -> Call:
+    """Make one call of ``fn`` with random inputs."""
+    q_shape = (plan.batch, plan.q_heads, plan.n, head_dim)
+    k_shape = (plan.batch, plan.k_heads, plan.n, head_dim)
+    q = torch.randn(q_shape, generator=generator).to(device=device, dtype=dtype)
+    k = torch.randn(k_shape, generator=generator).to(device=device, dtype=dtype)
+    where = f"({describe_positions(plan)}, {dtype_name(dtype)} q {q_shape} and k {k_shape})"
+    outputs = call_qk(fn, q, k, plan.positions.to(device), where)
+    return Call(plan, dtype, (q.to("cpu", torch.float64), k.to("cpu", torch.float64)), outputs)
 
 
-# --------------------------------------------------------------------------- tolerance
-
-
-def _allowance(
-    model: _Model,
-    x: torch.Tensor,
-    positions: torch.Tensor,
-    seq_len: int,
-    dtype: torch.dtype,
-    *,
-    float32_angles: bool,
-    rtol: float | None,
-    atol: float,
-    attention_factor: float | None = None,
-    rounding_step: bool = False,
-) -> torch.Tensor:
-    """Allowed absolute error per coordinate of the output, same shape as ``x``.
-
-    Rotated coordinate of pair ``i`` at position ``m``:
-    ``a * |pair| * (rtol + angle_i(m)) + atol`` with ``rtol = 8 u(dtype)`` by default and
-    ``angle_i(m) = 2 u32 m w_i (ln(1/w_i) + 4)`` when float32 angles are accepted (else 0), for
-    the frequency ``w_i`` the coordinate's table entry holds. Coordinates past ``rotary_dim`` are
-    copied: ``u(dtype) |x| + atol``. ``rounding_step`` adds one rounding step of the quantity a
-    low-precision model rounds (where the user's float32 value and ours may round apart).
-    """
-    r = model.rotary_dim
-    freqs = model.frequencies(seq_len)
-    a = float(freqs.attention_factor) if attention_factor is None else attention_factor
-    u, v = _pairs(x, model.layout, r)
-    norm = torch.sqrt(u * u + v * v)[..., _pair_index(model.layout, r)]  # (..., n, r)
-    omega = freqs.inv_freq.detach().to("cpu", torch.float64).clamp(min=1e-300)
-    m = positions.to(torch.float64).abs()[:, None]
-    out_rel = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[dtype]
-    relative = torch.full((1, r // 2), out_rel, dtype=torch.float64)
-    if float32_angles:
-        angle = ANGLE_MARGIN * UNIT_ROUNDOFF[torch.float32] * m * omega
-        relative = relative + angle * (torch.log(1 / omega).clamp(min=0) + ANGLE_ULPS)
-    if rounding_step and model.precision is not None:
-        _, w_dt, a_dt, t_dt = model.precision
-        relative = relative + 3 * UNIT_ROUNDOFF[t_dt]  # one step of cos and of sin
-        relative = relative + 2 * (UNIT_ROUNDOFF[w_dt] + UNIT_ROUNDOFF[a_dt]) * m * omega
-    relative = relative.expand(positions.numel(), r // 2)
-    relative = relative[:, _pair_index(model.table_layout or model.layout, r)]  # (n, r)
-    rotated = model.written(a * norm * relative + atol)
-    copied = UNIT_ROUNDOFF[dtype] * x[..., r:].abs() + atol
-    return torch.cat([rotated, copied], dim=-1)
-
-
-def _excess(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """Error divided by its allowance (> 1: disagreement); infinite where only one side is finite.
-
-    Where both are non-finite (a float16 overflow the model reproduces) the ratio is 0.
-    """
-    error = (got - expected).abs()
-    ratio = error / allowed  # 0/0 (an exact copy with no allowance) is NaN: fixed below
-    ratio.masked_fill_(error == 0, 0.0)
-    if not (bool(torch.isfinite(got).all()) and bool(torch.isfinite(expected).all())):
-        ratio.masked_fill_(~torch.isfinite(got) & ~torch.isfinite(expected), 0.0)
-    return torch.nan_to_num_(ratio, nan=math.inf, posinf=math.inf)
+def check_patterns(patterns: object) -> tuple[str, ...]:
+    """``patterns`` as a tuple of names of :data:`PATTERNS`, else raise."""
+    if isinstance(patterns, str) or not isinstance(patterns, (tuple, list, set, frozenset)):
+        raise TypeError(f"patterns must be a sequence of names from {PATTERNS}, got {patterns!r}")
+    unknown = [p for p in patterns if p not in PATTERNS]
+    if unknown:
+        raise ValueError(f"patterns must be among {PATTERNS}, got {unknown!r}")
+    return tuple(dict.fromkeys(["prefill", *patterns]))

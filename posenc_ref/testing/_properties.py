@@ -8,8 +8,9 @@ reference comparison attributes to other causes (a table that is not a rotation,
 drifts) and need no knowledge of the base or the scaling method.
 
 Tolerances follow the same error model as :func:`assert_rope_equal`, with the frequency unknown:
-an angle formed in float32 at position :math:`m` may be off by :math:`8\,u_{32}\,m` radians
-(the largest of :math:`2u_{32}\,m\,\omega(\ln(1/\omega) + 4)` over :math:`0 < \omega \le 1`).
+an angle formed in float32 at position :math:`m` may be off by :math:`c\,m` radians, with
+:math:`c` the largest float32 angle allowance per unit of position over the pairs of the head
+for the smallest base in use (:func:`~._tolerance.angle_allowance_per_position`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from .._checks import check_bool, check_dim, check_positive_float
 from ..rope import to_half_layout
 from ._arrays import RopeFn, call_qk
 from ._common import (
-    ANGLE_MARGIN,
-    ANGLE_ULPS,
-    OUTPUT_ROUNDINGS,
     UNIT_ROUNDOFF,
     check_dtypes,
     check_nonnegative_float,
@@ -32,7 +30,8 @@ from ._common import (
     check_seed,
     fmt,
 )
-from ._rope import _check_fn
+from ._rope import check_fn
+from ._tolerance import OUTPUT_ROUNDINGS, angle_allowance_per_position
 
 __all__ = [
     "assert_relative_property",
@@ -45,12 +44,9 @@ __all__ = [
 # offsets occur at small and large absolute positions.
 DEFAULT_STARTS = (0, 4096, 100_000)
 RUN = 16
-# w (ln(1/w) + 4) grows on 0 < w <= 1 (its derivative is 3 + ln(1/w)), so its largest value is
-# 4, at w = 1: the float32 angle allowance per unit of position for an unknown frequency.
-ANGLE_PER_POSITION = ANGLE_MARGIN * UNIT_ROUNDOFF[torch.float32] * ANGLE_ULPS
 
 
-def _positions(positions: object) -> torch.Tensor:
+def checked_positions(positions: object) -> torch.Tensor:
     if positions is None:
         return torch.cat([torch.arange(s, s + RUN) for s in DEFAULT_STARTS])
     if isinstance(positions, Sequence) and not isinstance(positions, (str, bytes)):
@@ -62,13 +58,13 @@ def _positions(positions: object) -> torch.Tensor:
     return positions.to(torch.int64)
 
 
-def _call(fn: RopeFn, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+def call_one(fn: RopeFn, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
     """Rotate ``x`` (1, 1, n, d) at ``positions`` with ``fn`` (as q; k is a copy), float64."""
     where = f"(positions {positions.tolist()[:4]}..., q and k of shape {tuple(x.shape)})"
     return call_qk(fn, x, x, positions, where)[0]
 
 
-def _common(head_dim, seed, dtype, float32_angles, rtol, atol):
+def common_inputs(head_dim, seed, dtype, float32_angles, rtol, atol):
     head_dim = check_dim("head_dim", head_dim)
     seed = check_seed(seed)
     dtype = check_dtypes(dtype)[0]
@@ -76,11 +72,12 @@ def _common(head_dim, seed, dtype, float32_angles, rtol, atol):
     rtol = check_optional_tolerance("rtol", rtol)
     atol = check_nonnegative_float("atol", atol)
     relative = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[dtype]
-    angle = ANGLE_PER_POSITION if float32_angles else 0.0
+    # the float32 angle allowance per unit of position, for frequencies nobody told us
+    angle = angle_allowance_per_position(head_dim) if float32_angles else 0.0
     return head_dim, torch.Generator().manual_seed(seed), dtype, relative, angle, atol
 
 
-def _vectors(generator, n, head_dim, dtype):
+def random_vectors(generator, n, head_dim, dtype):
     return torch.randn((1, 1, n, head_dim), generator=generator).to(dtype)
 
 
@@ -125,16 +122,17 @@ def assert_relative_property(
     AssertionError
         Naming two position pairs with the same offset and different scores.
     """
-    fn = _check_fn(fn)
-    head_dim, generator, dtype, relative, angle, atol = _common(
+    fn = check_fn(fn)
+    head_dim, generator, dtype, relative, angle, atol = common_inputs(
         head_dim, seed, dtype, float32_angles, rtol, atol
     )
     a = check_positive_float("attention_factor", attention_factor)
-    positions = _positions(positions)
-    q, k = _vectors(generator, 1, head_dim, dtype), _vectors(generator, 1, head_dim, dtype)
+    positions = checked_positions(positions)
+    q = random_vectors(generator, 1, head_dim, dtype)
+    k = random_vectors(generator, 1, head_dim, dtype)
     n = positions.numel()
-    q_rot = _call(fn, q.expand(1, 1, n, head_dim).contiguous(), positions)[0, 0]  # (n, d)
-    k_rot = _call(fn, k.expand(1, 1, n, head_dim).contiguous(), positions)[0, 0]
+    q_rot = call_one(fn, q.expand(1, 1, n, head_dim).contiguous(), positions)[0, 0]  # (n, d)
+    k_rot = call_one(fn, k.expand(1, 1, n, head_dim).contiguous(), positions)[0, 0]
     scores = q_rot @ k_rot.T  # (n, n): query at positions[a], key at positions[b]
     scale = a * a * float(q.double().norm() * k.double().norm())
     m = positions.to(torch.float64)
@@ -203,12 +201,14 @@ def assert_norm_preserved(
     AssertionError
         Naming the position and the measured ratio of norms.
     """
-    fn = _check_fn(fn)
-    head_dim, generator, dtype, relative, _, atol = _common(head_dim, seed, dtype, True, rtol, atol)
+    fn = check_fn(fn)
+    head_dim, generator, dtype, relative, _, atol = common_inputs(
+        head_dim, seed, dtype, True, rtol, atol
+    )
     a = check_positive_float("attention_factor", attention_factor)
-    positions = _positions(positions)
-    x = _vectors(generator, positions.numel(), head_dim, dtype)
-    out = _call(fn, x, positions)[0, 0]
+    positions = checked_positions(positions)
+    x = random_vectors(generator, positions.numel(), head_dim, dtype)
+    out = call_one(fn, x, positions)[0, 0]
     before = x.double()[0, 0].norm(dim=-1)
     after = out.norm(dim=-1)
     error = (after - a * before).abs()
@@ -269,19 +269,19 @@ def assert_composition(
     AssertionError
         Naming the position where the two disagree.
     """
-    fn = _check_fn(fn)
-    head_dim, generator, dtype, relative, angle, atol = _common(
+    fn = check_fn(fn)
+    head_dim, generator, dtype, relative, angle, atol = common_inputs(
         head_dim, seed, dtype, float32_angles, rtol, atol
     )
     a = check_positive_float("attention_factor", attention_factor)
     if isinstance(shift, bool) or not isinstance(shift, int) or shift < 0:
         raise TypeError(f"shift must be an integer >= 0, got {shift!r}")
-    positions = _positions(positions)
+    positions = checked_positions(positions)
     n = positions.numel()
-    x = _vectors(generator, n, head_dim, dtype)
-    once = _call(fn, x, positions)
-    twice = _call(fn, once.to(dtype), torch.full_like(positions, shift)) / a
-    direct = _call(fn, x, positions + shift)
+    x = random_vectors(generator, n, head_dim, dtype)
+    once = call_one(fn, x, positions)
+    twice = call_one(fn, once.to(dtype), torch.full_like(positions, shift)) / a
+    direct = call_one(fn, x, positions + shift)
     norm = x.double().norm(dim=-1, keepdim=True)
     m = positions.to(torch.float64)[None, None, :, None]
     # The intermediate result is rounded to dtype once more: 3 roundings of the relative term.
@@ -343,21 +343,21 @@ def assert_layout_permutation(
     AssertionError
         Naming the position and coordinate where they disagree.
     """
-    fn_interleaved, fn_half = _check_fn(fn_interleaved), _check_fn(fn_half)
-    head_dim, generator, dtype, relative, angle, atol = _common(
+    fn_interleaved, fn_half = check_fn(fn_interleaved), check_fn(fn_half)
+    head_dim, generator, dtype, relative, angle, atol = common_inputs(
         head_dim, seed, dtype, float32_angles, rtol, atol
     )
     r = head_dim if rotary_dim is None else check_dim("rotary_dim", rotary_dim)
     if r > head_dim:
         raise ValueError(f"rotary_dim must be <= head_dim={head_dim}, got {r}")
-    positions = _positions(positions)
-    x = _vectors(generator, positions.numel(), head_dim, dtype)
+    positions = checked_positions(positions)
+    x = random_vectors(generator, positions.numel(), head_dim, dtype)
 
     def permute(t: torch.Tensor) -> torch.Tensor:
         return torch.cat([to_half_layout(t[..., :r]), t[..., r:]], dim=-1)
 
-    left = _call(fn_half, permute(x), positions)
-    right = permute(_call(fn_interleaved, x, positions))
+    left = call_one(fn_half, permute(x), positions)
+    right = permute(call_one(fn_interleaved, x, positions))
     norm = x.double().norm(dim=-1, keepdim=True)
     m = positions.to(torch.float64)[None, None, :, None]
     allowed = norm * (2 * relative + 2 * angle * m) + atol

@@ -28,29 +28,29 @@ HEAD_COUNTS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96, 112, 128
 # --------------------------------------------------------------------------- ALiBi slopes
 
 
-def _geometric(n: int, heads: int | None = None, start: int = 1) -> torch.Tensor:
+def geometric_slopes(n: int, heads: int | None = None, start: int = 1) -> torch.Tensor:
     heads = n if heads is None else heads
     h = torch.arange(start, start + heads, dtype=torch.float64)
     return 2.0 ** (-8.0 * h / n)
 
 
-def _slope_models() -> list[tuple[str, str, Callable[[int], torch.Tensor]]]:
+def slope_models() -> list[tuple[str, str, Callable[[int], torch.Tensor]]]:
     def reference(n: int) -> torch.Tensor:
         return alibi_slopes(n, dtype=torch.float64)
 
     def extras_even(n: int) -> torch.Tensor:
         closest = 2 ** int(math.floor(math.log2(n)))
-        extra = _geometric(2 * closest)[1::2][: n - closest]
-        return torch.cat([_geometric(closest), extra])
+        extra = geometric_slopes(2 * closest)[1::2][: n - closest]
+        return torch.cat([geometric_slopes(closest), extra])
 
     def from_zero(n: int) -> torch.Tensor:
         # The reference's rule with h counted from 0 in both sets.
         closest = 2 ** int(math.floor(math.log2(n)))
-        extra = _geometric(2 * closest, start=0)[0::2][: n - closest]
-        return torch.cat([_geometric(closest, start=0), extra])
+        extra = geometric_slopes(2 * closest, start=0)[0::2][: n - closest]
+        return torch.cat([geometric_slopes(closest, start=0), extra])
 
     def next_power_cut(n: int) -> torch.Tensor:
-        return _geometric(2 ** math.ceil(math.log2(n)), heads=n)
+        return geometric_slopes(2 ** math.ceil(math.log2(n)), heads=n)
 
     return [
         (
@@ -58,7 +58,7 @@ def _slope_models() -> list[tuple[str, str, Callable[[int], torch.Tensor]]]:
             "your slopes are 2^(-8h/n) for h = 1..n; that holds only when n is a power of two. "
             "Otherwise ALiBi takes the slopes of the closest smaller power of two c, then every "
             "other slope (h = 1, 3, 5, ...) of the 2c-head set (the list is not monotone)",
-            lambda n: _geometric(n),
+            lambda n: geometric_slopes(n),
         ),
         (
             "slopes sorted",
@@ -93,7 +93,7 @@ def _slope_models() -> list[tuple[str, str, Callable[[int], torch.Tensor]]]:
     ]
 
 
-def _slopes_report(got: torch.Tensor, n: int, rtol: float) -> str | None:
+def slopes_report(got: torch.Tensor, n: int, rtol: float) -> str | None:
     expected = alibi_slopes(n, dtype=torch.float64)
     if got.shape != expected.shape:
         return f"num_heads={n}: got {got.numel()} slopes, expected {n}."
@@ -104,19 +104,19 @@ def _slopes_report(got: torch.Tensor, n: int, rtol: float) -> str | None:
     lines = [
         f"num_heads={n}: head {head} has slope {float(got[head]):.8g}, expected "
         f"{float(expected[head]):.8g} ({int(bad.sum())} of {n} heads differ).",
-        "    got:      " + _list(got),
-        "    expected: " + _list(expected),
+        "    got:      " + short_list(got),
+        "    expected: " + short_list(expected),
     ]
     return "\n".join(lines)
 
 
-def _list(values: torch.Tensor, limit: int = 12) -> str:
+def short_list(values: torch.Tensor, limit: int = 12) -> str:
     shown = ", ".join(f"{float(v):.4g}" for v in values[:limit])
     return f"[{shown}{', ...' if values.numel() > limit else ''}]"
 
 
-def _slopes_diagnosis(got_by_n: dict[int, torch.Tensor], rtol: float) -> list[str]:
-    models = _slope_models()
+def slopes_diagnosis(got_by_n: dict[int, torch.Tensor], rtol: float) -> list[str]:
+    models = slope_models()
     explained = []
     for title, detail, model in models:
         if all(
@@ -134,7 +134,7 @@ def _slopes_diagnosis(got_by_n: dict[int, torch.Tensor], rtol: float) -> list[st
     ]
 
 
-def _check_rtol(rtol: object) -> float:
+def check_rtol(rtol: object) -> float:
     return check_nonnegative_float("rtol", rtol)
 
 
@@ -175,7 +175,7 @@ def assert_alibi_slopes_equal(
     >>> from posenc_ref import alibi_slopes
     >>> assert_alibi_slopes_equal(alibi_slopes)
     """
-    rtol = _check_rtol(rtol)
+    rtol = check_rtol(rtol)
     if callable(slopes_or_fn):
         counts = HEAD_COUNTS if num_heads is None else num_heads
         if isinstance(counts, int):
@@ -186,14 +186,14 @@ def assert_alibi_slopes_equal(
         got = as_float64(slopes_or_fn, "slopes").flatten()
         n = got.numel() if num_heads is None else check_int("num_heads", num_heads, minimum=1)
         got_by_n = {n: got}
-    problems = [p for n, got in got_by_n.items() if (p := _slopes_report(got, n, rtol))]
+    problems = [p for n, got in got_by_n.items() if (p := slopes_report(got, n, rtol))]
     if not problems:
         return None
     lines = ["ALiBi slopes disagree with the paper's rule (posenc_ref.alibi_slopes):"]
     lines += problems[:4]
     if len(problems) > 4:
         lines.append(f"... and {len(problems) - 4} more head counts.")
-    lines += _slopes_diagnosis(got_by_n, rtol)
+    lines += slopes_diagnosis(got_by_n, rtol)
     raise AssertionError("\n".join(lines))
 
 
@@ -244,7 +244,7 @@ def assert_alibi_bias_equal(
     query_len = check_int("query_len", query_len, minimum=1)
     key_len = query_len if key_len is None else check_int("key_len", key_len, minimum=query_len)
     causal = check_bool("causal", causal)
-    rtol, atol = _check_rtol(rtol), check_nonnegative_float("atol", atol)
+    rtol, atol = check_rtol(rtol), check_nonnegative_float("atol", atol)
     raw = bias_or_fn(num_heads, query_len, key_len) if callable(bias_or_fn) else bias_or_fn
     got = as_float64(raw, "bias")
     while got.dim() > 3 and got.shape[0] == 1:
@@ -290,22 +290,22 @@ def assert_alibi_bias_equal(
             )
         else:
             lines.append(
-                f"Slopes read off your bias (step between the last two keys): {_list(step)}"
+                f"Slopes read off your bias (step between the last two keys): {short_list(step)}"
             )
-            if _slopes_report(step, num_heads, max(rtol, 1e-5)) is None:
+            if slopes_report(step, num_heads, max(rtol, 1e-5)) is None:
                 lines.append(
                     "The slopes are right: the bias is not linear in i - j (check the distance "
                     "you multiply them by)."
                 )
             else:
-                lines += _slopes_diagnosis({num_heads: step}, max(rtol, 1e-5))
+                lines += slopes_diagnosis({num_heads: step}, max(rtol, 1e-5))
     raise AssertionError("\n".join(lines))
 
 
 # --------------------------------------------------------------------------- T5 buckets
 
 
-def _t5_model(
+def t5_model(
     rel: torch.Tensor,
     *,
     bidirectional: bool,
@@ -336,6 +336,58 @@ def _t5_model(
     if cap:
         large = large.clamp(max=per_direction - 1)
     return buckets + torch.where(distance < exact, distance, large)
+
+
+def t5_bug_models(params: dict) -> list[tuple[str, str, Callable]]:
+    """The common mistakes of T5 buckets as ``(title, detail, bucket function)``."""
+    bidirectional, num_buckets = params["bidirectional"], params["num_buckets"]
+    max_distance = params["max_distance"]
+    other = "causal" if bidirectional else "bidirectional"
+    models = [
+        (
+            "the query - key sign",
+            "your fn uses query - key where T5 uses key - query (keys in the past have negative "
+            "relative positions)",
+            lambda r: t5_relative_bucket(-r, **params),
+        ),
+        (
+            "the bidirectional flag inverted",
+            f"your fn gives the {other} buckets",
+            lambda r: t5_relative_bucket(r, **{**params, "bidirectional": not bidirectional}),
+        ),
+        (
+            "buckets not halved per direction",
+            "your fn gives each direction all num_buckets buckets instead of half of them",
+            lambda r: t5_model(r, **params, halve=False),
+        ),
+        (
+            "rounding instead of truncation",
+            "your fn rounds the logarithmic bucket position where T5 truncates it",
+            lambda r: t5_model(r, **params, rounding="round"),
+        ),
+        (
+            "no saturation",
+            f"your fn does not cap the buckets at {num_buckets - 1}: distances past "
+            f"max_distance={max_distance} get buckets of their own",
+            lambda r: t5_model(r, **params, cap=False),
+        ),
+        (
+            "the logarithm in float64",
+            "your fn evaluates the logarithm in float64; T5 (Mesh TensorFlow, HF) uses float32, "
+            "and bucket edges differ where the value is within rounding of an integer",
+            lambda r: t5_model(r, **params, log_dtype=torch.float64),
+        ),
+    ]
+    if not bidirectional:
+        future = (
+            "future keys outside bucket 0",
+            "your fn buckets future keys (key > query) by their distance; in the causal case T5 "
+            "puts every future key in bucket 0, with distance 0 (they are masked anyway, but "
+            "the bucket indexes the learned table)",
+            lambda r: t5_model(r, **params, future="distance"),
+        )
+        models.insert(1, future)
+    return models
 
 
 def assert_t5_buckets_equal(
@@ -415,51 +467,7 @@ def assert_t5_buckets_equal(
             f"Observed: your buckets range over {int(got.min())}..{int(got.max())}, outside "
             f"0..{num_buckets - 1}."
         )
-    other = "causal" if bidirectional else "bidirectional"
-    models = [
-        (
-            "the query - key sign",
-            "your fn uses query - key where T5 uses key - query (keys in the past have negative "
-            "relative positions)",
-            lambda r: t5_relative_bucket(-r, **params),
-        ),
-        (
-            "the bidirectional flag inverted",
-            f"your fn gives the {other} buckets",
-            lambda r: t5_relative_bucket(r, **{**params, "bidirectional": not bidirectional}),
-        ),
-        (
-            "buckets not halved per direction",
-            "your fn gives each direction all num_buckets buckets instead of half of them",
-            lambda r: _t5_model(r, **params, halve=False),
-        ),
-        (
-            "rounding instead of truncation",
-            "your fn rounds the logarithmic bucket position where T5 truncates it",
-            lambda r: _t5_model(r, **params, rounding="round"),
-        ),
-        (
-            "no saturation",
-            f"your fn does not cap the buckets at {num_buckets - 1}: distances past "
-            f"max_distance={max_distance} get buckets of their own",
-            lambda r: _t5_model(r, **params, cap=False),
-        ),
-        (
-            "the logarithm in float64",
-            "your fn evaluates the logarithm in float64; T5 (Mesh TensorFlow, HF) uses float32, "
-            "and bucket edges differ where the value is within rounding of an integer",
-            lambda r: _t5_model(r, **params, log_dtype=torch.float64),
-        ),
-    ]
-    if not bidirectional:
-        future = (
-            "future keys outside bucket 0",
-            "your fn buckets future keys (key > query) by their distance; in the causal case T5 "
-            "puts every future key in bucket 0, with distance 0 (they are masked anyway, but "
-            "the bucket indexes the learned table)",
-            lambda r: _t5_model(r, **params, future="distance"),
-        )
-        models.insert(1, future)
+    models = t5_bug_models(params)
     # A model identical to the reference on these distances cannot be told apart: not tested.
     models = [m for m in models if not bool((m[2](rel) == expected).all())]
     explained = [(t, d) for t, d, model in models if bool((model(rel) == got).all())]

@@ -1,87 +1,152 @@
 r"""The report of a failed check: where it disagrees, what was observed, and the diagnosis.
 
-:func:`_report` writes the ``AssertionError`` message: the first disagreeing position and pair,
-the largest error, the error per call, facts measured on the output (:func:`_observations`),
-and the diagnosis (:func:`_diagnosis`): the bug models of ``_bugs.py`` that reproduce the
-output within the tolerance, or, if none does, the closest one and how the error grows.
+:func:`rope_report` writes the ``AssertionError`` message: the first disagreeing position and
+pair, the largest error, which pairs and positions are wrong (:func:`wrong_ranges`), the error
+per call, facts measured on the output (:func:`observations`), and the diagnosis
+(:func:`diagnosis`): the bug models that reproduce the output within the tolerance, or, if none
+does, the closest one and how far it is.
+
+A report is about a :class:`Subject`: the reference as a model, with the function that lists
+the bug models to test (``_bugs.py`` for a :class:`~posenc_ref.RotaryEmbedding`, ``_axial.py``
+for a patch grid).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
-from ..rope import RotaryEmbedding
-from ._bugs import _evaluate, _hypotheses, _Hypothesis, _with_layout
 from ._common import UNIT_ROUNDOFF, fmt
-from ._model import _dtype_name, _other, _output_layout, _pair_index, _pairs, _reference_model
-from ._plan import _Call, _excess
+from ._model import Model, dtype_name, other_layout, pair_index, pair_parts
+from ._plan import Call
+from ._setting import Hypothesis, closest, evaluate, with_layout
+from ._tolerance import excess_ratio
+
+# Angle errors up to this fraction of the angle are what a quantity held in bfloat16 gives
+# (8 significant bits: 2^-8 relative, with room for a product of two such roundings).
+LOW_PRECISION_ANGLE = 2.0**-6
 
 
-def _locate(call: _Call, which: int, flat: int, layout: str, rotary_dim: int) -> dict:
+@dataclass
+class Subject:
+    """What a report is about.
+
+    Attributes
+    ----------
+    model : Model
+        The reference as a model.
+    head_dim : int
+        Width of ``q`` and ``k``.
+    description : str
+        The reference in words (``RotaryEmbedding(head_dim=128, ...)``).
+    attention_factor : float
+        The reference's attention factor inside its original context.
+    written : str
+        The layout the reference writes its rotated pairs in.
+    candidates : callable
+        ``calls -> list of Hypothesis``: the bug models to test.
+    """
+
+    model: Model
+    head_dim: int
+    description: str
+    attention_factor: float
+    written: str
+    candidates: Callable[[list[Call]], list[Hypothesis]]
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def position_words(call: Call, b: int, t: int) -> str:
+    """The position of token ``t`` of row ``b`` of ``call``, in words."""
+    p = call.positions
+    if call.rows:
+        rows = tuple(int(v) if float(v).is_integer() else round(float(v), 6) for v in p[:, t])
+        names = "(row, column)" if call.kind == "grid" else "(time, height, width)"
+        return f"position {names} = {rows}"
+    if p.dim() > 1:
+        return f"position {int(p[b, 0, t])}"
+    return f"position {int(p[t])}"
+
+
+def token_position(call: Call, b: int, t: int) -> int:
+    p = call.positions
+    if call.rows:
+        return int(p[:, t].max())
+    return int(p[b, 0, t]) if p.dim() > 1 else int(p[t])
+
+
+def locate(call: Call, which: int, flat: int, layout: str, rotary_dim: int) -> dict:
     shape = call.inputs[which].shape
-    index = list(torch.unravel_index(torch.tensor(flat), shape))
-    b, h, t, j = (int(i) for i in index)
-    position = int(call.positions[t])
+    b, h, t, j = (int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
     if j < rotary_dim:
-        pair = int(_pair_index(layout, rotary_dim)[j])
-        coords = (
-            (2 * pair, 2 * pair + 1) if layout == "interleaved" else (pair, pair + rotary_dim // 2)
-        )
+        pair = int(pair_index(layout, rotary_dim)[j])
+        half = rotary_dim // 2
+        coords = (2 * pair, 2 * pair + 1) if layout == "interleaved" else (pair, pair + half)
     else:
         pair, coords = None, (j,)
-    return {
-        "tensor": "qk"[which],
-        "b": b,
-        "h": h,
-        "t": t,
-        "j": j,
-        "position": position,
-        "pair": pair,
-        "coords": coords,
-    }
+    return {"tensor": "qk"[which], "b": b, "h": h, "t": t, "j": j, "pair": pair, "coords": coords,
+            "where": position_words(call, b, t)}  # fmt: skip
 
 
-def _where_words(loc: dict, rotary_dim: int) -> str:
+def where_words(loc: dict, rotary_dim: int) -> str:
     tensor = f"{loc['tensor']}[{loc['b']}, {loc['h']}]"
     if loc["pair"] is None:
         return (
-            f"position {loc['position']}, coordinate {loc['j']} of {tensor} (past rotary_dim = "
+            f"{loc['where']}, coordinate {loc['j']} of {tensor} (past rotary_dim = "
             f"{rotary_dim}: it should be copied unchanged)"
         )
     a, b = loc["coords"]
-    return f"position {loc['position']}, pair {loc['pair']} (coordinates {a} and {b}) of {tensor}"
+    return f"{loc['where']}, pair {loc['pair']} (coordinates {a} and {b}) of {tensor}"
 
 
-def _values(call: _Call, loc: dict, source: str) -> str:
+def values_at(call: Call, loc: dict, source: str) -> str:
     tensor = call.outputs if source == "got" else call.expected
     x = tensor["qk".index(loc["tensor"])][loc["b"], loc["h"], loc["t"]]
     return "(" + ", ".join(f"{float(x[c]):.6g}" for c in loc["coords"]) + ")"
 
 
-def _report(
-    reference: RotaryEmbedding,
-    calls: list[_Call],
-    options: dict,
-) -> str:
-    layout, r = reference.layout, reference.rotary_dim
-    head_dim = reference.head_dim
+def ranges(values: list[int], limit: int = 4) -> str:
+    """``[1, 2, 3, 7, 9, 10]`` as ``"1..3, 7, 9..10"`` (at most ``limit`` ranges, then a count)."""
+    values = sorted(set(values))
+    spans: list[list[int]] = []
+    for v in values:
+        if spans and v == spans[-1][1] + 1:
+            spans[-1][1] = v
+        else:
+            spans.append([v, v])
+    words = [f"{a}" if a == b else f"{a}..{b}" for a, b in spans[:limit]]
+    if len(spans) > limit:
+        rest = sum(b - a + 1 for a, b in spans[limit:])
+        words.append(f"and {rest} more")
+    return ", ".join(words)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def rope_report(subject: Subject, calls: list[Call], options: dict) -> str:
+    """The message of a failed check (``options``: rtol, atol, float32_angles, factor)."""
+    layout, r = subject.model.layout, subject.model.rotary_dim
+    head_dim = subject.head_dim
     # Sort key of each coordinate: position first, then pair (coordinates past rotary_dim after
     # every pair), so the smallest bad key is the first disagreement.
-    order = torch.cat([_pair_index(layout, r), torch.arange(r // 2, r // 2 + head_dim - r)])
-    first = None  # (key, call, which, flat index)
-    largest = None  # (error, call, which, flat index)
+    order = torch.cat([pair_index(layout, r), torch.arange(r // 2, r // 2 + head_dim - r)])
+    first = largest = None  # (key, call index, which, flat index)
     per_call = []
     for c, call in enumerate(calls):
         call_error, call_excess = 0.0, 0.0
         for which in (0, 1):
-            excess = _excess(call.outputs[which], call.expected[which], call.allowed[which])
-            error = (call.outputs[which] - call.expected[which]).abs()
-            error = torch.where(torch.isfinite(error), error, torch.full_like(error, math.inf))
+            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
+            error = (call.outputs[which] - call.expected[which]).abs().nan_to_num(nan=math.inf)
             bad = excess > 1
             if bool(bad.any()):
-                key = call.positions[None, None, :, None] * head_dim + order  # (b, h, n, d)
+                token = _token_grid(call, excess.shape)
+                key = token * head_dim + order  # (b, h, n, d)
                 key = torch.where(bad, key, torch.full_like(key, torch.iinfo(torch.int64).max))
                 flat = int(key.flatten().argmin())
                 rank = (int(key.flatten()[flat]), c)
@@ -94,111 +159,120 @@ def _report(
             call_excess = max(call_excess, float(excess.max()))
         per_call.append((call_error, call_excess))
 
-    lines = [f"fn disagrees with the reference {_describe_reference(reference)}."]
+    lines = [f"fn disagrees with the reference {subject.description}."]
     if first is not None:
         _, c, which, flat = first
         call = calls[c]
-        loc = _locate(call, which, flat, layout, r)
+        loc = locate(call, which, flat, layout, r)
+        error = float((call.outputs[which] - call.expected[which]).abs().flatten()[flat])
         lines += [
-            f"First disagreement: {_where_words(loc, r)}, in the call with {call.describe()}:",
-            f"    got {_values(call, loc, 'got')}, expected {_values(call, loc, 'expected')}; "
-            f"error {fmt(_at(call.outputs, call.expected, which, flat))}, allowed "
-            f"{fmt(float(call.allowed[which].flatten()[flat]))}.",
+            f"First disagreement: {where_words(loc, r)}, in the call with {call.describe()}:",
+            f"    got {values_at(call, loc, 'got')}, expected {values_at(call, loc, 'expected')}; "
+            f"error {fmt(error)}, allowed {fmt(float(call.allowed[which].flatten()[flat]))}.",
         ]
     if largest is not None:
         value, c, which, flat = largest
-        loc = _locate(calls[c], which, flat, layout, r)
+        loc = locate(calls[c], which, flat, layout, r)
         lines.append(
-            f"Largest error: {fmt(value)} at {_where_words(loc, r)} ({calls[c].describe()}); "
+            f"Largest error: {fmt(value)} at {where_words(loc, r)} ({calls[c].describe()}); "
             f"allowed there {fmt(float(calls[c].allowed[which].flatten()[flat]))}."
         )
+    lines.append(wrong_ranges(subject, calls))
     lines.append("Per call, the largest error and the largest error / allowance:")
     for call, (error, excess) in zip(calls, per_call, strict=True):
         lines.append(
-            f"    {call.window.describe()} ({_dtype_name(call.dtype)}): {fmt(error)}, "
-            f"{fmt(excess)}" + ("" if excess > 1 else " (agrees)")
+            f"    {call.where()} ({dtype_name(call.dtype)}): {fmt(error)}, {fmt(excess)}"
+            + ("" if excess > 1 else " (agrees)")
         )
-    lines += _observations(reference, calls)
-    lines += _diagnosis(reference, calls, options)
+    lines += observations(subject, calls)
+    lines += diagnosis(subject, calls, options)
     lines.append(
-        "Tolerance per coordinate: a |pair| (8 u + 2 u32 m w (ln(1/w) + 4)), the second term only "
-        "with float32_angles=True; see help(posenc_ref.testing.assert_rope_equal)."
+        "Tolerance per coordinate: a |pair| (8 u + the float32 angle error of any common "
+        "kernel), the second term only with float32_angles=True; see "
+        "help(posenc_ref.testing.assert_rope_equal) and "
+        "posenc_ref.testing.float32_angle_allowance."
     )
     return "\n".join(lines)
 
 
-def _at(got: tuple, expected: tuple, which: int, flat: int) -> float:
-    value = float((got[which] - expected[which]).abs().flatten()[flat])
-    return value if math.isfinite(value) else math.inf
+def _token_grid(call: Call, shape: torch.Size) -> torch.Tensor:
+    """The token position of every coordinate, ``shape`` (b, h, n, d) int64."""
+    p = call.positions
+    if call.rows:
+        token = p.amax(dim=0)[None, None, :, None]
+    elif p.dim() > 1:
+        token = p.reshape(p.shape[0], 1, -1)[..., None]
+    else:
+        token = p[None, None, :, None]
+    return token.expand(shape)
 
 
-def _describe_reference(reference: RotaryEmbedding) -> str:
-    parts = [f"head_dim={reference.head_dim}"]
-    if reference.rotary_dim != reference.head_dim:
-        parts.append(f"rotary_dim={reference.rotary_dim}")
-    parts += [f"base={reference.base:.10g}", f"layout={reference.layout!r}"]
-    method = getattr(reference, "method", None)
-    spec = getattr(reference, "spec", None)
-    if spec is not None and getattr(spec, "rope_type", "default") != "default":
-        parts.append(f"rope_type={spec.rope_type!r} from its config")
-    elif method == "static":
-        parts.append("scaling=ScaledFrequencies(...)")
-    elif method is not None:
-        params = ", ".join(
-            f"{k}={v!r}"
-            for k, v in reference.scaling_params.items()
-            if not isinstance(v, (list, tuple, torch.Tensor))
-        )
-        parts.append(f"scaling={method!r} ({params})")
-    if float(reference.attention_factor) != 1.0:
-        parts.append(f"attention factor {fmt(float(reference.attention_factor))}")
-    return "RotaryEmbedding(" + ", ".join(parts) + ")"
+def wrong_ranges(subject: Subject, calls: list[Call]) -> str:
+    """Which pairs and which positions disagree, as ranges."""
+    layout, r = subject.model.layout, subject.model.rotary_dim
+    pairs, positions, tail = set(), set(), False
+    index = pair_index(layout, r)
+    for call in calls:
+        for which in (0, 1):
+            bad = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which]) > 1
+            if not bool(bad.any()):
+                continue
+            columns = bad.flatten(0, -2).any(dim=0)  # (head_dim,)
+            pairs.update(int(index[j]) for j in torch.nonzero(columns[:r]).flatten())
+            tail |= bool(columns[r:].any())
+            tokens = _token_grid(call, bad.shape)[bad]
+            positions.update(int(t) for t in tokens.unique())
+    words = f"pairs {ranges(list(pairs))} of 0..{r // 2 - 1}" if pairs else "no pair"
+    if tail:
+        words += f", and coordinates past rotary_dim = {r}"
+    return f"Wrong: {words}, at positions {ranges(list(positions))}."
 
 
-def _flat(call: _Call, which: int, loc: dict) -> int:
-    shape = call.inputs[which].shape
-    return ((loc["b"] * shape[1] + loc["h"]) * shape[2] + loc["t"]) * shape[3] + loc["j"]
+# --------------------------------------------------------------------------- observations
 
 
-def _observations(reference: RotaryEmbedding, calls: list[_Call]) -> list[str]:
+def observations(subject: Subject, calls: list[Call]) -> list[str]:
     """Facts measured on the output, independent of any hypothesis."""
-    layout, r = reference.layout, reference.rotary_dim
+    layout, r = subject.model.layout, subject.model.rotary_dim
     notes = []
     wrong = {"q": False, "k": False}
     tail_changed = False
-    bad_values = False
+    nonfinite = []
     for call in calls:
         for which, name in ((0, "q"), (1, "k")):
-            excess = _excess(call.outputs[which], call.expected[which], call.allowed[which])
+            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
             wrong[name] |= bool((excess > 1).any())
-            if r < reference.head_dim:
-                tail = excess[..., r:]
-                tail_changed |= bool((tail > 1).any())
-            bad_values |= not bool(torch.isfinite(call.outputs[which]).all())
+            if r < subject.head_dim:
+                tail_changed |= bool((excess[..., r:] > 1).any())
+            bad = ~torch.isfinite(call.outputs[which])
+            if bool(bad.any()):
+                flat = int(torch.nonzero(bad.flatten())[0])
+                loc = locate(call, which, flat, layout, r)
+                nonfinite.append(f"{int(bad.sum())} in {name} ({where_words(loc, r)} first)")
     if wrong["q"] != wrong["k"]:
-        right, bad = ("q", "k") if wrong["k"] else ("k", "q")
+        right, bad_one = ("q", "k") if wrong["k"] else ("k", "q")
         notes.append(
-            f"Observed: {right} agrees with the reference everywhere; only {bad} does not."
+            f"Observed: {right} agrees with the reference everywhere; only {bad_one} does not."
         )
     if tail_changed:
         notes.append(
             f"Observed: coordinates past rotary_dim = {r} were changed; they should be copied."
         )
-    if bad_values:
-        notes.append("Observed: your output holds NaN or infinity.")
-    # Norms: a rotation keeps each pair's norm, times the attention factor.
+    if nonfinite:
+        notes.append("Observed: your output holds NaN or infinity: " + "; ".join(nonfinite) + ".")
+    # Norms: a rotation keeps each pair's norm, times the attention factor. From the calls of
+    # the most precise dtype only: bfloat16 outputs move norms by ~2^-8.
     ratios = []
-    # From the calls of the most precise dtype only: bfloat16 outputs move norms by ~2^-8.
     finest = min(UNIT_ROUNDOFF[call.dtype] for call in calls)
     for call in (c for c in calls if UNIT_ROUNDOFF[c.dtype] == finest):
-        u, v = _pairs(call.inputs[0], layout, r)
-        u2, v2 = _pairs(call.outputs[0], _output_layout(reference), r)
+        u, v = pair_parts(call.inputs[0], layout, r)
+        u2, v2 = pair_parts(call.outputs[0], subject.written, r)
         ratios.append((torch.sqrt(u2 * u2 + v2 * v2) / torch.sqrt(u * u + v * v)).flatten())
     ratio = torch.cat(ratios)
     ratio = ratio[torch.isfinite(ratio)]
     if ratio.numel():
         lo, mid, hi = (float(torch.quantile(ratio, p)) for p in (0.01, 0.5, 0.99))
-        a = float(reference.attention_factor)
+        a = subject.attention_factor
         if hi - lo > 1e-3 * a:
             notes.append(
                 f"Observed: pair norms (in the reference's layout) change by factors from "
@@ -214,31 +288,34 @@ def _observations(reference: RotaryEmbedding, calls: list[_Call]) -> list[str]:
     return notes
 
 
-def _diagnosis(reference: RotaryEmbedding, calls: list[_Call], options: dict) -> list[str]:
-    # With float32 angles refused, first ask whether accepting them would have passed.
-    ref = _Hypothesis("reference", "", "", _reference_model(reference))
-    if not options["float32_angles"] and _evaluate(ref, calls, options) <= 1:
+# --------------------------------------------------------------------------- the diagnosis
+
+
+def diagnosis(subject: Subject, calls: list[Call], options: dict) -> list[str]:
+    """The bug models that reproduce the output, or the closest one and how far it is."""
+    ref = Hypothesis("reference", "", "", subject.model)
+    if not options["float32_angles"] and evaluate(ref, calls, options) <= 1:
         return [
             "Diagnosis (tested): float32 angles. Your output matches the reference within the "
             "float32-angle allowance: the angles are formed in float32 (as in HF transformers), "
             "and you asked for float64-accurate angles (float32_angles=False). Form "
             "position * inv_freq in float64 and cast cos/sin, or accept float32 angles."
         ]
-    hypotheses = _hypotheses(reference, calls)
-    for h in hypotheses:
-        h.worst = _evaluate(h, calls, options)
-    explained = _first_per_title([h for h in hypotheses if h.worst <= 1])
+    hypotheses = subject.candidates(calls)
+    for h in hypotheses:  # exact when <= 1, else a lower bound (the calls after it skipped)
+        h.worst = evaluate(h, calls, options, stop_above=1.0)
+    explained = first_per_title([h for h in hypotheses if h.worst <= 1])
     tested = len(hypotheses)
     if not explained:
         combos = [
-            _with_layout(h, _other(reference.layout))
+            with_layout(h, other_layout(subject.model.layout))
             for h in hypotheses
-            if h.model.layout == reference.layout and h.model.table_layout is None
+            if h.model.layout == subject.model.layout and h.model.table_layout is None
         ]
         for h in combos:
-            h.worst = _evaluate(h, calls, options)
+            h.worst = evaluate(h, calls, options, stop_above=1.0)
         tested += len(combos)
-        explained = _first_per_title([h for h in combos if h.worst <= 1])
+        explained = first_per_title([h for h in combos if h.worst <= 1])
         hypotheses += combos
     if explained:
         lines = [
@@ -246,27 +323,39 @@ def _diagnosis(reference: RotaryEmbedding, calls: list[_Call], options: dict) ->
             + ("this one reproduces" if len(explained) == 1 else "these reproduce")
             + " your output within the tolerance everywhere):"
         ]
-        for h in explained:
-            lines.append(f"    - {h.title}: {h.detail}.")
+        lines += [f"    - {h.title}: {h.detail}." for h in explained]
         return lines
     lines = [
         f"Diagnosis: none of the {tested} models of common bugs tested reproduces your output."
     ]
-    reference_worst = _evaluate(ref, calls, options)
-    closest = min(hypotheses, key=lambda h: h.worst)
-    if math.isfinite(closest.worst) and closest.worst * 10 < reference_worst:
-        lines.append(
-            f"    Closest: {closest.title} ({closest.detail}); it brings the largest "
-            f"error/allowance from {fmt(reference_worst)} down to {fmt(closest.worst)}, so it is "
-            "part of the story but not all of it."
-        )
-    growth = _growth(calls)
-    if growth:
-        lines.append("    " + growth)
+    reference_worst = evaluate(ref, calls, options)
+    nearest = closest([h for h in hypotheses if math.isfinite(h.worst)], calls, options)
+    if nearest is not None and math.isfinite(nearest.worst):
+        if nearest.worst < reference_worst:
+            share = (
+                "it accounts for most of the error, so it is part of the story but not all of it"
+                if nearest.worst * 10 < reference_worst
+                else "it explains little of the error"
+            )
+            lines.append(
+                f"    Closest: {nearest.title} ({nearest.detail}); its largest error/allowance "
+                f"is {fmt(nearest.worst)}, against {fmt(reference_worst)} for the reference: "
+                f"{share}."
+            )
+        else:
+            lines.append(
+                "    Closest: no model comes closer to your output than the reference itself "
+                f"(largest error/allowance {fmt(reference_worst)}; the nearest tested, "
+                f"{nearest.title}, reaches {fmt(nearest.worst)}). The pairs and positions that "
+                "are wrong (above) are where to look."
+            )
+    note = growth_note(subject, calls)
+    if note:
+        lines.append("    " + note)
     return lines
 
 
-def _first_per_title(hypotheses: list[_Hypothesis]) -> list[_Hypothesis]:
+def first_per_title(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
     # Several candidates of one kind can match (base 500000 and its fitted 500000.998): the
     # first one listed is the plainest.
     seen, kept = set(), []
@@ -277,19 +366,33 @@ def _first_per_title(hypotheses: list[_Hypothesis]) -> list[_Hypothesis]:
     return kept
 
 
-def _growth(calls: list[_Call]) -> str | None:
-    """Say so when the error is within tolerance at small positions and grows after."""
+def growth_note(subject: Subject, calls: list[Call]) -> str | None:
+    """Say so when the error is within tolerance at small positions and grows after.
+
+    It is called low precision only when the angles are off by at most a few bfloat16
+    roundings of themselves; an offset applied twice also grows with the position, by far more.
+    """
+    if any(not bool(torch.isfinite(o).all()) for call in calls for o in call.outputs):
+        return None
     by_position = []
+    relative = []
+    layout, r = subject.model.layout, subject.model.rotary_dim
     for call in calls:
+        token = call.token_positions()
+        omega = subject.model.freqs(call).inv_freq.to(torch.float64)
         for which in (0, 1):
-            excess = _excess(call.outputs[which], call.expected[which], call.allowed[which])
+            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
             per_position = excess.flatten(0, 1).amax(dim=(0, 2))  # (n,)
-            error = (call.outputs[which] - call.expected[which]).abs().flatten(0, 1)
-            err_pos = error.amax(dim=(0, 2))
+            err_pos = (call.outputs[which] - call.expected[which]).abs().flatten(0, 1)
+            err_pos = err_pos.amax(dim=(0, 2))
             for t in range(per_position.numel()):
-                by_position.append(
-                    (int(call.positions[t]), float(per_position[t]), float(err_pos[t]))
-                )
+                by_position.append((int(token[t]), float(per_position[t]), float(err_pos[t])))
+            u, v = pair_parts(call.expected[which], layout, r)
+            u2, v2 = pair_parts(call.outputs[which], subject.written, r)
+            turned = torch.atan2(u * v2 - v * u2, u * u2 + v * v2).abs()  # (b, h, n, pairs)
+            angle = (token.to(torch.float64)[:, None] * omega).clamp(min=1e-30)
+            first, second = pair_parts(excess > 1, subject.written, r)
+            relative.append((turned / angle)[first | second])
     by_position.sort()
     first_bad = next((p for p, e, _ in by_position if e > 1), None)
     if first_bad is None or first_bad < 2:
@@ -297,9 +400,20 @@ def _growth(calls: list[_Call]) -> str | None:
     early = max(err for p, _, err in by_position if p < max(first_bad // 2, 1))
     late = max(err for p, _, err in by_position if p >= first_bad)
     last = by_position[-1]
-    return (
+    words = (
         f"The error stays within tolerance up to position {first_bad - 1} and grows after it "
         f"(largest {fmt(early)} below position {max(first_bad // 2, 1)}, {fmt(late)} from "
-        f"{first_bad} to {last[0]}): the signature of positions, frequencies or angles held in "
-        "low precision."
+        f"{first_bad} to {last[0]})"
     )
+    values = torch.cat(relative) if relative else torch.empty(0)
+    if values.numel() and float(values.median()) <= LOW_PRECISION_ANGLE:
+        return (
+            words + f": the angles are off by about {fmt(float(values.median()))} of themselves, "
+            "the signature of positions, frequencies or angles held in low precision."
+        )
+    if values.numel():
+        words += (
+            f"; the angles are off by about {fmt(float(values.median()))} of themselves, more "
+            "than low precision gives"
+        )
+    return words + "."

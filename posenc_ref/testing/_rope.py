@@ -12,9 +12,9 @@ How it works, in three steps:
    same inputs; the ones whose prediction matches the user's output within the same allowance
    are the diagnosis. Nothing is inferred from the size of the error alone.
 
-The three steps live in their own modules: ``_plan.py`` (the inputs and the tolerance),
+The three steps live in their own modules: ``plan_windows.py`` (the inputs and the tolerance),
 ``_model.py`` and ``_bugs.py`` (the float64 model of an implementation, and the bugs as models
-with their search), ``_report.py`` (the message). Functions of other array libraries and other
+with their search), ``rope_report.py`` (the message). Functions of other array libraries and other
 calling conventions come in through the adapters of ``_arrays.py``.
 """
 
@@ -26,22 +26,34 @@ from collections.abc import Sequence
 import torch
 
 from .._checks import check_bool, check_int
+from ..device import check_device
 from ..rope import RotaryEmbedding
-from ._arrays import RopeFn, call_qk
+from ._arrays import RopeFn
+from ._bugs import candidate_models
 from ._common import (
     check_dtypes,
     check_nonnegative_float,
     check_optional_tolerance,
     check_seed,
+    fmt,
 )
-from ._model import _pair_index, _pairs, _predict, _reference_model
-from ._plan import _allowance, _Call, _excess, _plan, _run_call
-from ._report import _report
+from ._model import pair_index, pair_parts, predict, reference_model, written_layout
+from ._plan import (
+    DEFAULT_PATTERNS,
+    LARGEST_POSITION,
+    Call,
+    CallPlan,
+    check_patterns,
+    plan_calls,
+    run_call,
+)
+from ._report import Subject, rope_report
+from ._tolerance import excess_ratio, rope_allowance
 
 __all__ = ["assert_rope_equal", "rope_error", "RopeFn"]
 
 
-def _check_reference(reference: object) -> RotaryEmbedding:
+def check_reference(reference: object) -> RotaryEmbedding:
     if not isinstance(reference, RotaryEmbedding):
         raise TypeError(
             "reference must be a posenc_ref.RotaryEmbedding (built directly, with scaling=..., "
@@ -50,20 +62,68 @@ def _check_reference(reference: object) -> RotaryEmbedding:
     return reference
 
 
-def _check_fn(fn: object) -> RopeFn:
+def check_fn(fn: object) -> RopeFn:
     if not callable(fn):
         raise TypeError(f"fn must be callable as fn(q, k, positions), got {type(fn).__name__}")
     return fn  # type: ignore[return-value]
 
 
-def _guard(reference: RotaryEmbedding, call: _Call) -> None:
+def check_kit_device(device: object, reference: RotaryEmbedding) -> torch.device:
+    """Where the inputs are made: ``device``, else the reference's (never ``meta``)."""
+    if device is None:
+        device = reference.cos_cached.device
+    else:
+        device = check_device(device, "device")
+    if device.type == "meta":
+        raise ValueError("device='meta' holds no values to compare; use 'cpu' or a GPU")
+    return device
+
+
+def rope_subject(reference: RotaryEmbedding) -> Subject:
+    """A :class:`~posenc_ref.RotaryEmbedding` as the subject of a report."""
+    return Subject(
+        reference_model(reference),
+        reference.head_dim,
+        describe_reference(reference),
+        float(reference.attention_factor),
+        written_layout(reference),
+        lambda calls: candidate_models(reference, calls),
+    )
+
+
+def describe_reference(reference: RotaryEmbedding) -> str:
+    """The reference in a report: its widths, base, layout, scaling and attention factor."""
+    parts = [f"head_dim={reference.head_dim}"]
+    if reference.rotary_dim != reference.head_dim:
+        parts.append(f"rotary_dim={reference.rotary_dim}")
+    parts += [f"base={reference.base:.10g}", f"layout={reference.layout!r}"]
+    method = getattr(reference, "method", None)
+    spec = getattr(reference, "spec", None)
+    if spec is not None and getattr(spec, "rope_type", "default") != "default":
+        parts.append(f"rope_type={spec.rope_type!r} from its config")
+    elif method == "static":
+        parts.append("scaling=ScaledFrequencies(...)")
+    elif method is not None:
+        params = ", ".join(
+            f"{k}={v!r}"
+            for k, v in reference.scaling_params.items()
+            if not isinstance(v, (list, tuple, torch.Tensor))
+        )
+        parts.append(f"scaling={method!r} ({params})")
+    if float(reference.attention_factor) != 1.0:
+        parts.append(f"attention factor {fmt(float(reference.attention_factor))}")
+    return "RotaryEmbedding(" + ", ".join(parts) + ")"
+
+
+def guard_reference(reference: RotaryEmbedding, call: Call) -> None:
     """The float64 model of the reference must reproduce its own forward (a cheap self-check)."""
-    n = min(16, call.positions.numel())
+    n = min(16, call.n)
     twin = copy.deepcopy(reference).to("cpu")
+    plan = CallPlan(call.kind, call.positions[..., :n], 1, 1, 1, rows=call.rows)
     x = call.inputs[0][:1, :1, :n]
-    positions = call.positions[:n]
-    theirs, _ = twin(x, x, positions)
-    ours = _predict(_reference_model(reference), x, positions, call.seq_len)
+    small = Call(plan, torch.float64, (x, x), (x, x))
+    theirs, _ = twin(x, x, plan.positions)
+    ours = predict(reference_model(reference), x, small)
     if not torch.allclose(theirs, ours, rtol=1e-10, atol=1e-12):
         raise ValueError(
             f"reference {reference!r} rotates differently from its frequencies() and layout "
@@ -82,6 +142,7 @@ def assert_rope_equal(
     atol: float = 0.0,
     seed: int = 0,
     device: torch.device | str | None = None,
+    patterns: Sequence[str] = DEFAULT_PATTERNS,
 ) -> None:
     r"""Check a RoPE implementation against a reference, and say what is wrong when it differs.
 
@@ -89,43 +150,45 @@ def assert_rope_equal(
 
     ``fn(q, k, positions) -> (q_rot, k_rot)`` is the call form of
     :meth:`posenc_ref.RotaryEmbedding.forward`: ``q`` and ``k`` are
-    ``(batch, heads, seq_len, head_dim)``, ``positions`` a ``(seq_len,)`` int64 tensor of
-    contiguous positions. Wrap other code in a lambda (transpose if it wants
-    ``(batch, seq_len, heads, head_dim)``). For an M-RoPE reference this checks the text path
-    (the three position rows equal); expand ``positions`` in your wrapper if your code wants
-    ``(3, batch, seq_len)``. A reference whose ``output_layout`` differs from its ``layout``
+    ``(batch, heads, seq_len, head_dim)`` (the key often with fewer heads: GQA),
+    ``positions`` a ``(seq_len,)`` int64 tensor. Wrap other code in a lambda (transpose if it
+    wants ``(batch, seq_len, heads, head_dim)``), or in an adapter (:func:`offset_fn`,
+    :func:`offsets_fn`, :func:`packed_fn`, :func:`inplace_fn`, ...). For an M-RoPE reference
+    one call carries text, an image and a video: ``positions`` is then ``(3, seq_len)`` (time,
+    height, width rows, as :func:`posenc_ref.mrope.mrope_positions` builds them); with
+    ``patterns`` including ``"rows"``, one call has per-row offsets, ``positions`` of shape
+    ``(batch, 1, seq_len)``. A reference whose ``output_layout`` differs from its ``layout``
     (DeepSeek-V3) is expected to write its result in that order.
 
-    The kit chooses the inputs: random ``q`` and ``k`` (seeded) at three windows of positions,
+    The kit chooses the inputs (seeded), in the call patterns engines use: prefill windows at
     ``0..299`` (small positions, and 256/257, where bfloat16 positions collide), 128 positions
-    around the reference's original context (where length-dependent methods switch; 4096 when it
-    has none), and the last 128 up to ``max_position``, with batch and head counts that differ
-    per window; windows are called in increasing order, so a stateful dynamic implementation
+    around the reference's original context (where length-dependent methods switch; 4096 when
+    it has none) and the last 128 up to ``max_position``; single-token decode steps after each;
+    a prefill in two chunks across the original context; and the M-RoPE image call. Calls are
+    made in increasing order of their last position, so a stateful dynamic implementation
     (HF's) sees what a stateless one does. The expected output is computed in float64.
 
     Tolerance, per output coordinate of pair :math:`i` at position :math:`m`:
 
     .. math::
 
-        a\,\lVert(u, v)\rVert\,\bigl(8u_x + 2u_{32}\,m\,\omega_i\,(\ln(1/\omega_i) + 4)\bigr)
-        + \text{atol}
+        a\,\lVert(u, v)\rVert\,\bigl(8u_x + \Delta\theta_i(m)\bigr) + \text{atol}
 
     with attention factor :math:`a`, :math:`(u, v)` the input pair, :math:`u_x` the unit
     roundoff of the input dtype (:math:`2^{-24}` for float32, :math:`2^{-8}` for bfloat16;
-    ``rtol`` replaces :math:`8u_x`) and the second term the error of an angle formed in float32
-    (the product's rounding and that of a float32 :math:`\omega_i`, doubled), dropped with
-    ``float32_angles=False``. Coordinates past ``rotary_dim`` must be copied (one rounding).
+    ``rtol`` replaces :math:`8u_x`) and :math:`\Delta\theta_i(m)` the largest error of the
+    angle any common float32 kernel forms (:func:`float32_angle_allowance`: a ``pow`` per pair,
+    ``exp``/``log``, ggml's repeated multiplication, float64 then a cast, YaRN's and Llama 3's
+    blends), dropped with ``float32_angles=False``. Coordinates past ``rotary_dim`` must be
+    copied (one rounding).
 
     On failure the ``AssertionError`` shows the first disagreeing position and pair, the largest
-    error, where the error is per window, what was observed (which of q and k is wrong, pair
-    norms, changed pass-through coordinates), and the diagnosis: each common bug is a model run
-    on the same inputs (the other pair layout, a table laid out for the other layout, positions
-    off by one or ignored, no rotation, the other direction, another base (the common ones and
-    one fitted from your output), frequencies indexed from 1, a missing or doubled attention
-    factor, the scaling method or its length switch missing, ``rotary_dim`` ignored, positions,
-    frequencies, angles or tables in bfloat16/float16), and the ones that reproduce your output
-    within the same tolerance are named. If none does, the closest is named with how much of the
-    error it accounts for.
+    error, which pairs and positions are wrong (as ranges), the error per call, what was
+    observed (which of q and k is wrong, pair norms, changed pass-through coordinates, NaN),
+    and the diagnosis: each common bug and engine convention is a model run on the same inputs
+    (layouts, positions, bases, scaling methods and their conventions, call patterns, M-RoPE
+    sections, low precision, alone or two at once), and the ones that reproduce your output
+    within the same tolerance are named. If none does, the closest is named with how far it is.
 
     Parameters
     ----------
@@ -136,10 +199,11 @@ def assert_rope_equal(
         A :class:`~posenc_ref.RotaryEmbedding` (any layout, ``rotary_dim`` and scaling); it is
         not modified.
     max_position
-        Largest position checked, ``>= 1``; default ``max(8 L_0, 131072)`` for original context
-        :math:`L_0` (or the last row of a :func:`table_fn` table). Lower it if your
-        implementation has a fixed maximum length. Only the positions checked cost time and
-        memory, not their values: ``2**40`` is as cheap as ``1000``.
+        Largest position checked, ``1 .. 2**53`` (float64 tells integers apart up to there);
+        default ``max(8 L_0, 131072)`` for original context :math:`L_0` (or the last row of a
+        :func:`table_fn` table). Lower it if your implementation has a fixed maximum length.
+        Only the positions checked cost time and memory, not their values: ``2**40`` is as
+        cheap as ``1000``.
     dtypes
         Input dtypes to check, each in its own calls: float32 (default), float64, bfloat16,
         float16.
@@ -156,6 +220,12 @@ def assert_rope_equal(
         Seed of the random inputs.
     device
         Where the inputs are made (default: the reference's device).
+    patterns
+        Call patterns to make, among ``"prefill"``, ``"decode"``, ``"chunk"``, ``"rows"``
+        (a batch with per-row offsets), ``"packed"`` (sequences packed into one row, positions
+        restarting) and ``"image"`` (M-RoPE only); default all but ``"rows"`` and ``"packed"``,
+        which an adapter adds when its convention has them (:func:`offsets_fn`,
+        :func:`packed_fn`).
 
     Returns
     -------
@@ -174,44 +244,45 @@ def assert_rope_equal(
     >>> reference = RotaryEmbedding(64, layout="half")
     >>> assert_rope_equal(reference, reference)  # a module is its own fn
     """
-    fn = _check_fn(fn)
-    reference = _check_reference(reference)
+    fn = check_fn(fn)
+    reference = check_reference(reference)
     if max_position is None:  # an adapter that knows its limit (table_fn: the table's rows)
         max_position = getattr(fn, "max_position", None)
     if max_position is not None:
         max_position = check_int("max_position", max_position, minimum=1)
+        if max_position > LARGEST_POSITION:
+            raise ValueError(
+                f"max_position must be at most 2**53 = {LARGEST_POSITION}, got {max_position}: "
+                "float64, in which the expected output is computed, cannot tell larger integer "
+                "positions apart"
+            )
     dtypes = check_dtypes(dtypes)
     float32_angles = check_bool("float32_angles", float32_angles)
     rtol = check_optional_tolerance("rtol", rtol)
     atol = check_nonnegative_float("atol", atol)
     seed = check_seed(seed)
-    device = reference.cos_cached.device if device is None else torch.device(device)
+    device = check_kit_device(device, reference)
+    skipped = tuple(getattr(fn, "unsupported", ()))
+    patterns = check_patterns(patterns) + tuple(getattr(fn, "patterns", ()))
+    patterns = tuple(p for p in dict.fromkeys(patterns) if p not in skipped)
 
     generator = torch.Generator().manual_seed(seed)
-    calls = []
-    for window in _plan(reference, max_position):
-        for dtype in dtypes:
-            calls.append(_run_call(fn, window, dtype, reference.head_dim, generator, device))
-    _guard(reference, calls[0])
-    model = _reference_model(reference)
+    calls = [
+        run_call(fn, plan, dtype, reference.head_dim, generator, device)
+        for plan in plan_calls(reference, max_position, patterns)
+        for dtype in dtypes
+    ]
+    guard_reference(reference, calls[0])
+    model = reference_model(reference)
     failed = False
     for call in calls:
-        call.expected = tuple(_predict(model, x, call.positions, call.seq_len) for x in call.inputs)
+        call.expected = tuple(predict(model, x, call) for x in call.inputs)
         call.allowed = tuple(
-            _allowance(
-                model,
-                x,
-                call.positions,
-                call.seq_len,
-                call.dtype,
-                float32_angles=float32_angles,
-                rtol=rtol,
-                atol=atol,
-            )
+            rope_allowance(model, x, call, float32_angles=float32_angles, rtol=rtol, atol=atol)
             for x in call.inputs
         )
         for got, expected, allowed in zip(call.outputs, call.expected, call.allowed, strict=True):
-            failed |= bool((_excess(got, expected, allowed) > 1).any())
+            failed |= bool((excess_ratio(got, expected, allowed) > 1).any())
     if not failed:
         return None
     options = {
@@ -220,7 +291,7 @@ def assert_rope_equal(
         "float32_angles": float32_angles,
         "attention_factor": float(reference.attention_factor),
     }
-    raise AssertionError(_report(reference, calls, options))
+    raise AssertionError(rope_report(rope_subject(reference), calls, options))
 
 
 def rope_error(
@@ -260,32 +331,31 @@ def rope_error(
     torch.Tensor
         ``(seq_len,)`` float64.
     """
-    fn = _check_fn(fn)
-    reference = _check_reference(reference)
+    fn = check_fn(fn)
+    reference = check_reference(reference)
     dtype = check_dtypes(dtype)[0]
     seed = check_seed(seed)
     if not isinstance(positions, torch.Tensor) or positions.dim() != 1:
         raise TypeError("positions must be a 1-D integer tensor (seq_len,)")
     if positions.is_floating_point() or positions.numel() == 0 or bool((positions < 0).any()):
         raise ValueError("positions must be a non-empty integer tensor with values >= 0")
+    if int(positions.max()) > LARGEST_POSITION:
+        raise ValueError(
+            f"positions must be at most 2**53 = {LARGEST_POSITION}, got {int(positions.max())}: "
+            "float64 cannot tell larger integer positions apart"
+        )
     device = reference.cos_cached.device
     generator = torch.Generator().manual_seed(seed)
-    n = positions.numel()
-    shape = (1, 2, n, reference.head_dim)
-    q = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
-    k = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
-    where = f"(positions {int(positions.min())}..{int(positions.max())}, q and k of shape {shape})"
-    got = call_qk(fn, q, k, positions.to(device), where)
-    seq_len = int(positions.max()) + 1
-    model = _reference_model(reference)
-    a = float(reference.frequencies(seq_len).attention_factor)
+    plan = CallPlan("prefill", positions.to("cpu"), 1, 2, 2)
+    call = run_call(fn, plan, dtype, reference.head_dim, generator, device)
+    model = reference_model(reference)
+    a = float(model.freqs(call).attention_factor)
     r = reference.rotary_dim
-    worst = torch.zeros(n, dtype=torch.float64)
-    for x, out in zip((q, k), got, strict=True):
-        x64 = x.to("cpu", torch.float64)
-        expected = _predict(model, x64, positions.to("cpu"), seq_len)
-        u, v = _pairs(x64, reference.layout, r)
-        norm = torch.sqrt(u * u + v * v)[..., _pair_index(reference.layout, r)]
+    worst = torch.zeros(call.n, dtype=torch.float64)
+    for which, (x, out) in enumerate(zip(call.inputs, call.outputs, strict=True)):
+        expected = predict(model, x, call, which)
+        u, v = pair_parts(x, reference.layout, r)
+        norm = torch.sqrt(u * u + v * v)[..., pair_index(reference.layout, r)]
         error = (out - expected)[..., :r].abs() / (a * norm)
         worst = torch.maximum(worst, error.amax(dim=(0, 1, 3)))
     return worst

@@ -2,22 +2,23 @@ r"""Reference vectors for any language: a model's RoPE as inputs, expected outpu
 
 Explained on the site: [reference vectors](frameworks.md#frameworks-vectors).
 
-:func:`write_vectors` computes, for a model's config, random queries and keys at windows of
+:func:`build_vectors` computes, for a model's config, random queries and keys at windows of
 positions (the start, the end of the original context, across the point where a scaling method
-switches, far past it), in float32 and bfloat16, for every layer type (and with three distinct
-position rows for M-RoPE), with the expected outputs in float64, the per-pair cos/sin rows and
-the allowed error of every element. It writes them as ``.safetensors``, ``.npz`` or ``.json``,
-all three holding the same tensors and the same metadata (format ``posenc_ref.rope_vectors``,
-version :data:`VERSION`). :func:`verify_outputs` reads someone's outputs for those inputs and
-returns the report the kit's :func:`~posenc_ref.testing.assert_rope_equal` would give.
+switches, far past it), in float32 and bfloat16, for every layer type (and for M-RoPE with
+three distinct position rows, and with the kit's text, image and video positions), with the
+expected outputs in float64, the per-pair cos/sin rows and the allowed error of every element.
+:func:`~posenc_ref.testing.write_vectors` writes them as ``.safetensors``, ``.npz`` or
+``.json`` (``_vector_files.py``: the formats, and the checks every file read goes through).
+:func:`verify_outputs` reads someone's outputs for those inputs and returns the report the kit's
+:func:`~posenc_ref.testing.assert_rope_equal` would give.
 
-The format, version 1 (new versions add keys; a reader checks ``version``):
+The format, version 2 (version 1 files are read too; a new version only adds keys):
 
 - one tensor per name ``GROUP/WINDOW/DTYPE/WHAT``; ``GROUP`` is ``rope`` or the layer type,
   ``WINDOW`` one of ``start``, ``inside``, ``boundary``, ``far`` (``..._3rows`` for M-RoPE
-  cases with three position rows, ``..._2rows`` with NeoMME's two), ``DTYPE`` ``float32`` or
-  ``bfloat16``; ``WHAT``: ``positions`` (int64, ``(n,)``, or ``(rows, n)``: time, height,
-  width, or height, width), ``q`` and ``k``
+  cases with three position rows, ``..._2rows`` with NeoMME's two; ``image`` for the kit's text,
+  image and video sequence), ``DTYPE`` ``float32`` or ``bfloat16``; ``WHAT``: ``positions``
+  (int64, ``(n,)``, or ``(rows, n)``: time, height, width, or height, width), ``q`` and ``k``
   (``(batch, heads, n, head_dim)`` in ``DTYPE``), ``q_rot`` and ``k_rot`` (the expected outputs,
   float64), ``tol_q`` and ``tol_k`` (the allowed absolute error per element, float64), ``cos``
   and ``sin`` (float64 ``(n, rotary_dim // 2)``: the angle of pair ``i`` at each position,
@@ -27,55 +28,42 @@ The format, version 1 (new versions add keys; a reader checks ``version``):
   per group the RoPE it describes (widths, layout, base, ``rope_type``, original context,
   M-RoPE sections), per case its window, dtype, call length and attention factor, the
   ``tolerance`` model with its numbers, every tensor's ``dtype`` and ``shape``, and ``sha256``,
-  the hash of the contents (:func:`content_hash`).
-
-In ``.safetensors`` the metadata is the string ``__metadata__["posenc_ref"]``; in ``.npz`` the
-0-d string array ``__metadata__``, with bfloat16 tensors stored as their uint16 bit patterns
-(NumPy has no bfloat16); in ``.json`` the object ``metadata`` beside ``tensors`` (each
-``{"dtype", "shape", "data"}`` with ``data`` flat, row-major).
+  the hash of the contents (:func:`~._vector_files.content_hash`); in ``.safetensors`` also
+  flat string entries for readers without JSON (:func:`~._vector_files.flat_metadata`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import struct
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from ..rope import RotaryEmbedding
-from ._common import ANGLE_MARGIN, ANGLE_ULPS, OUTPUT_ROUNDINGS, UNIT_ROUNDOFF, check_seed
-from ._model import _reference_model
-from ._plan import DEFAULT_CONTEXT, DEFAULT_FAR, _allowance, _Call, _excess, _Window
+from . import _tolerance as tolerance
+from ._common import UNIT_ROUNDOFF, check_seed
+from ._model import reference_model
+from ._plan import DEFAULT_CONTEXT, DEFAULT_FAR, Call, CallPlan, image_call, mrope_segments
+from ._tolerance import excess_ratio, rope_allowance
+from ._vector_files import VectorsFileError, content_hash, read_vectors, tensor_list
 
-__all__ = ["write_vectors", "read_vectors", "verify_outputs", "content_hash", "VERSION"]
+__all__ = ["build_vectors", "verify_outputs", "VERSION", "FORMAT"]
 
 FORMAT = "posenc_ref.rope_vectors"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 WINDOW = 16
 BATCH, HEADS = 1, 1
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
-SUFFIXES = (".safetensors", ".npz", ".json")
-
-# safetensors' dtype names (also used in the metadata of every format) <-> torch and NumPy.
-_CODES = {
-    "F64": (torch.float64, np.float64),
-    "F32": (torch.float32, np.float32),
-    "F16": (torch.float16, np.float16),
-    "BF16": (torch.bfloat16, np.uint16),  # NumPy holds the bit pattern
-    "I64": (torch.int64, np.int64),
-}
-_CODE_OF = {torch_dtype: code for code, (torch_dtype, _) in _CODES.items()}
+IMAGE_START = 5  # the kit's M-RoPE image sequence starts here (posenc_ref.testing._plan)
 
 
 # --------------------------------------------------------------------------- the layer types
 
 
-def _modules(config: Mapping, layer_type: str | None, layout: str | None) -> dict:
+def modules_of(config: Mapping, layer_type: str | None, layout: str | None) -> dict:
     """``{group name: RotaryEmbedding}``: the one RoPE of the config, or one per layer type."""
     kwargs = {} if layout is None else {"layout": layout}
     if layer_type is not None:
@@ -87,7 +75,7 @@ def _modules(config: Mapping, layer_type: str | None, layout: str | None) -> dic
             raise
         first_error = error
     modules = {}
-    for name in _layer_type_names(config):
+    for name in layer_type_names(config):
         try:
             modules[name] = RotaryEmbedding.from_hf_config(config, layer_type=name, **kwargs)
         except (ValueError, TypeError):
@@ -97,7 +85,7 @@ def _modules(config: Mapping, layer_type: str | None, layout: str | None) -> dic
     return modules
 
 
-def _layer_type_names(config: Mapping) -> list[str]:
+def layer_type_names(config: Mapping) -> list[str]:
     # transformers' own places: layer_types (one entry per layer) and a rope_parameters dict per
     # layer type, in the config or its text_config; the two Gemma names otherwise.
     names: list[str] = []
@@ -119,7 +107,7 @@ def _layer_type_names(config: Mapping) -> list[str]:
 # --------------------------------------------------------------------------- the cases
 
 
-def _context(module: RotaryEmbedding) -> int:
+def context_of(module: RotaryEmbedding) -> int:
     spec = module.spec
     for value in (getattr(spec, "original_max_len", None), getattr(spec, "max_len", None)):
         if isinstance(value, int) and value > WINDOW:
@@ -127,7 +115,7 @@ def _context(module: RotaryEmbedding) -> int:
     return DEFAULT_CONTEXT
 
 
-def _windows(context: int) -> dict[str, int]:
+def window_starts(context: int) -> dict[str, int]:
     """First position of each window of ``WINDOW`` positions."""
     far = max(8 * context, DEFAULT_FAR)
     return {
@@ -138,12 +126,12 @@ def _windows(context: int) -> dict[str, int]:
     }
 
 
-def _distinct_rows(positions: torch.Tensor, count: int) -> torch.Tensor:
+def distinct_rows(positions: torch.Tensor, count: int) -> torch.Tensor:
     """``count`` distinct position rows for an M-RoPE case (3: time, height, width)."""
     return torch.stack([positions, positions // 2, positions // 3][:count])
 
 
-def _case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
+def make_case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
     n = positions.shape[-1]
     shape = (BATCH, HEADS, n, module.head_dim)
     q = torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)
@@ -152,13 +140,16 @@ def _case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
     with torch.no_grad():
         q_rot, k_rot = module(q64, k64, positions)  # the float64 path of the module
     cos, sin = module.cos_sin(positions, dtype=torch.float64)
-    # The tolerance of the kit; for three rows, each pair's angle is at most the largest row's.
-    m = positions if positions.dim() == 1 else positions.amax(dim=0)
-    seq_len = int(positions.max()) + 1
-    model = _reference_model(module)
+    # The tolerance of the kit, each pair at the position of its own row.
+    call = Call(
+        CallPlan("prefill", positions, BATCH, HEADS, HEADS, rows=positions.dim() > 1),
+        dtype,
+        (q64, k64),
+        (q64, k64),
+    )
+    model = reference_model(module)
     tol = [
-        _allowance(model, x, m, seq_len, dtype, float32_angles=True, rtol=None, atol=0.0)
-        for x in (q64, k64)
+        rope_allowance(model, x, call, float32_angles=True, rtol=None, atol=0.0) for x in (q64, k64)
     ]
     return {
         "positions": positions,
@@ -173,7 +164,7 @@ def _case(module, positions, dtype, generator) -> dict[str, torch.Tensor]:
     }
 
 
-def _describe_module(module: RotaryEmbedding, layer_type: str | None) -> dict:
+def describe_module(module: RotaryEmbedding, layer_type: str | None) -> dict:
     spec = module.spec
     return {
         "layer_type": layer_type,
@@ -224,20 +215,22 @@ def build_vectors(
     generator = torch.Generator().manual_seed(check_seed(seed))
     tensors: dict[str, torch.Tensor] = {}
     groups, cases = {}, []
-    for group, module in _modules(config, layer_type, layout).items():
-        groups[group] = _describe_module(module, None if group == "rope" else group)
+    for group, module in modules_of(config, layer_type, layout).items():
+        groups[group] = describe_module(module, None if group == "rope" else group)
         tensors[f"{group}/inv_freq"] = module.frequencies(0).inv_freq.to(torch.float64)
-        context = _context(module)
-        for window, start in _windows(context).items():
+        context = context_of(module)
+        for window, start in window_starts(context).items():
             positions = torch.arange(start, start + WINDOW)
             rows = [(window, positions)]
             if module.mrope_section is not None:
                 count = len(module.mrope_section)
-                rows.append((f"{window}_{count}rows", _distinct_rows(positions, count)))
+                rows.append((f"{window}_{count}rows", distinct_rows(positions, count)))
+            if module.mrope_section is not None and window == "start":
+                rows.append(("image", image_call(module, IMAGE_START).positions))
             for name, pos in rows:
                 for dtype_name, dtype in DTYPES.items():
                     prefix = f"{group}/{name}/{dtype_name}"
-                    for what, value in _case(module, pos, dtype, generator).items():
+                    for what, value in make_case(module, pos, dtype, generator).items():
                         tensors[f"{prefix}/{what}"] = value.detach().to("cpu").contiguous()
                     seq_len = int(pos.max()) + 1
                     cases.append(
@@ -264,232 +257,213 @@ def build_vectors(
         "layout_argument": layout,
         "groups": groups,
         "cases": cases,
-        "tolerance": _tolerance_metadata(),
-        "tensors": _tensor_list(tensors),
+        "tolerance": tolerance_metadata(),
+        "tensors": tensor_list(tensors),
     }
     metadata["sha256"] = content_hash(tensors)
     return tensors, metadata
 
 
-def _tensor_list(tensors: Mapping[str, torch.Tensor]) -> dict:
-    return {
-        name: {"dtype": _CODE_OF[t.dtype], "shape": list(t.shape)}
-        for name, t in sorted(tensors.items())
-    }
-
-
-def _tolerance_metadata() -> dict:
+def tolerance_metadata() -> dict:
     return {
         "formula": (
             "tol = a * |pair| * (rtol + angle) for the two coordinates of a rotated pair, with "
-            "angle = margin * u32 * m * w * (ln(1/w) + ulps) (float32 angles accepted); "
-            "coordinates past rotary_dim: u(dtype) * |x|"
+            f"angle = {tolerance.describe()} (float32 angles accepted); coordinates past "
+            "rotary_dim: u(dtype) * |x|"
         ),
         "per_element": "GROUP/WINDOW/DTYPE/tol_q and tol_k hold it for every element",
-        "rtol": {name: OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[d] for name, d in DTYPES.items()},
+        "rtol": {name: tolerance.OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[d] for name, d in DTYPES.items()},
         "unit_roundoff": {name: UNIT_ROUNDOFF[d] for name, d in DTYPES.items()},
         "u32": UNIT_ROUNDOFF[torch.float32],
-        "margin": ANGLE_MARGIN,
-        "ulps": ANGLE_ULPS,
+        "margin": tolerance.ANGLE_MARGIN,
+        "exponent_roundings": tolerance.EXPONENT_ROUNDINGS,
+        "loop_roundings": tolerance.LOOP_ROUNDINGS,
+        "fixed_roundings": tolerance.FIXED_ROUNDINGS,
+        "blend_roundings": tolerance.BLEND_ROUNDINGS,
         "float32_angles": True,
         "compare": "|yours - expected| <= tol, element by element",
     }
 
 
-def content_hash(tensors: Mapping[str, torch.Tensor]) -> str:
-    """SHA-256 of the tensors, the ``sha256`` of a vectors file's metadata.
-
-    For each name in sorted order: ``name NUL dtype NUL shape NUL`` (UTF-8; dtype as in
-    safetensors, shape as ``2,16,64``), then the tensor's little-endian bytes.
-    """
-    digest = hashlib.sha256()
-    for name in sorted(tensors):
-        t = tensors[name].detach().to("cpu").contiguous()
-        shape = ",".join(str(s) for s in t.shape)
-        digest.update(f"{name}\0{_CODE_OF[t.dtype]}\0{shape}\0".encode())
-        digest.update(_bytes(t))
-    return digest.hexdigest()
-
-
-def _bytes(t: torch.Tensor) -> bytes:
-    array = t.view(torch.int16).numpy() if t.dtype == torch.bfloat16 else t.numpy()
-    return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
-
-
-# --------------------------------------------------------------------------- files
-
-
-def write_vectors(path: str | Path, tensors: Mapping[str, torch.Tensor], metadata: dict) -> Path:
-    """Write ``tensors`` and ``metadata`` to ``path``; the suffix picks the format.
-
-    Parameters
-    ----------
-    path
-        Ends in ``.safetensors``, ``.npz`` or ``.json``.
-    tensors, metadata
-        As returned by :func:`build_vectors` (or outputs of your own, for :func:`verify_outputs`).
-
-    Returns
-    -------
-    pathlib.Path
-    """
-    path = Path(path)
-    suffix = _suffix(path)
-    tensors = {name: t.detach().to("cpu").contiguous() for name, t in tensors.items()}
-    # Every file says what each tensor is (an outputs file too): in .npz a bfloat16 tensor is
-    # stored as its bits, and only this tells a reader to reinterpret them.
-    metadata = {**metadata, "tensors": _tensor_list(tensors)}
-    if suffix == ".safetensors":
-        path.write_bytes(_safetensors_bytes(tensors, metadata))
-    elif suffix == ".npz":
-        arrays = {name: _numpy(t) for name, t in tensors.items()}
-        with path.open("wb") as file:
-            np.savez(file, __metadata__=np.array(json.dumps(metadata)), **arrays)
-    else:
-        document = {
-            "metadata": metadata,
-            "tensors": {
-                name: {
-                    "dtype": _CODE_OF[t.dtype],
-                    "shape": list(t.shape),
-                    "data": t.flatten().tolist()
-                    if t.dtype != torch.bfloat16
-                    else t.float().flatten().tolist(),
-                }
-                for name, t in tensors.items()
-            },
-        }
-        path.write_text(json.dumps(document))
-    return path
-
-
-def _suffix(path: Path) -> str:
-    if path.suffix not in SUFFIXES:
-        raise ValueError(f"{path}: the file name must end in one of {SUFFIXES}")
-    return path.suffix
-
-
-def _numpy(t: torch.Tensor) -> np.ndarray:
-    return t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()
-
-
-def _safetensors_bytes(tensors: Mapping[str, torch.Tensor], metadata: dict) -> bytes:
-    # The format: an 8-byte little-endian header length, a JSON header naming each tensor's
-    # dtype, shape and byte range, then the bytes (https://github.com/huggingface/safetensors).
-    header: dict = {"__metadata__": {"posenc_ref": json.dumps(metadata)}}
-    chunks, offset = [], 0
-    for name in sorted(tensors):
-        data = _bytes(tensors[name])
-        header[name] = {
-            "dtype": _CODE_OF[tensors[name].dtype],
-            "shape": list(tensors[name].shape),
-            "data_offsets": [offset, offset + len(data)],
-        }
-        chunks.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
-    return struct.pack("<Q", len(text)) + text + b"".join(chunks)
-
-
-def read_vectors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
-    """Read a vectors (or outputs) file of any of the three formats.
-
-    Parameters
-    ----------
-    path
-        A ``.safetensors``, ``.npz`` or ``.json`` file.
-
-    Returns
-    -------
-    tuple
-        ``(tensors, metadata)``; metadata is ``{}`` for a file without any.
-    """
-    path = Path(path)
-    suffix = _suffix(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    if suffix == ".safetensors":
-        return _read_safetensors(path.read_bytes(), path)
-    if suffix == ".npz":
-        with np.load(path, allow_pickle=False) as archive:
-            metadata = json.loads(str(archive["__metadata__"])) if "__metadata__" in archive else {}
-            kinds = metadata.get("tensors", {})
-            tensors = {}
-            for name in archive.files:
-                if name == "__metadata__":
-                    continue
-                array = archive[name]
-                if kinds.get(name, {}).get("dtype") == "BF16":
-                    tensors[name] = torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
-                else:
-                    tensors[name] = torch.from_numpy(array.copy())
-        return tensors, metadata
+def rebuild_reference(metadata: dict, group: str, path: str = "vectors") -> RotaryEmbedding:
+    """The group's RotaryEmbedding from the file's config, checked against its description."""
+    layout = metadata.get("layout_argument")
+    kwargs = {} if layout is None else {"layout": layout}
+    described = metadata["groups"][group]
     try:
-        document = json.loads(path.read_text())
-        tensors = {
-            name: _from_list(entry, name) for name, entry in document.get("tensors", {}).items()
-        }
-    except (json.JSONDecodeError, AttributeError, KeyError, TypeError) as error:
-        raise ValueError(f"{path} is not a vectors file in JSON form ({error})") from error
-    return tensors, document.get("metadata", {})
-
-
-def _from_list(entry: Mapping, name: str) -> torch.Tensor:
-    code = entry["dtype"]
-    if code not in _CODES:
-        raise ValueError(f"tensor {name}: dtype {code!r} is not one of {tuple(_CODES)}")
-    dtype = _CODES[code][0]
-    values = torch.tensor(entry["data"], dtype=torch.float64 if code != "I64" else torch.int64)
-    return values.to(dtype).reshape(entry["shape"])
-
-
-def _read_safetensors(data: bytes, path: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    try:
-        (length,) = struct.unpack("<Q", data[:8])
-        header = json.loads(data[8 : 8 + length])
-    except (struct.error, ValueError) as error:
-        raise ValueError(f"{path} is not a safetensors file ({error})") from error
-    start = 8 + length
-    metadata = json.loads(header.pop("__metadata__", {}).get("posenc_ref", "{}"))
-    tensors = {}
-    for name, entry in header.items():
-        torch_dtype, numpy_dtype = _CODES[entry["dtype"]]
-        first, last = entry["data_offsets"]
-        array = np.frombuffer(data[start + first : start + last], dtype=numpy_dtype)
-        array = array.astype(np.dtype(numpy_dtype).newbyteorder("="), copy=True)
-        t = torch.from_numpy(array)
-        if torch_dtype == torch.bfloat16:
-            t = t.view(torch.int16).view(torch.bfloat16)
-        tensors[name] = t.reshape(entry["shape"])
-    return tensors, metadata
+        module = RotaryEmbedding.from_hf_config(
+            metadata["config"], layer_type=described["layer_type"], **kwargs
+        )
+    except (ValueError, TypeError, KeyError, NotImplementedError, OverflowError) as error:
+        raise VectorsFileError(
+            f"{path}: config: posenc_ref's reader refuses it ({error})"
+        ) from None
+    ours = describe_module(module, described["layer_type"])
+    same = all(ours.get(k) == v for k, v in described.items() if k != "base")
+    if not same or not math.isclose(ours["base"], described["base"], rel_tol=1e-12):
+        raise VectorsFileError(
+            f"{path}: groups.{group}: this posenc_ref reads the file's config differently from "
+            f"the one that wrote it ({metadata.get('package_version')}): compare the two "
+            "versions' changelogs, or the file was edited"
+        )
+    return module
 
 
 # --------------------------------------------------------------------------- verify
 
 
-def _check_vectors(metadata: dict, tensors: Mapping[str, torch.Tensor], path: str) -> None:
-    if metadata.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a posenc_ref vectors file (no format {FORMAT!r})")
-    if metadata.get("version") != VERSION:
-        raise ValueError(
-            f"{path} has format version {metadata.get('version')!r}; this posenc_ref reads "
-            f"version {VERSION}"
+def _need(condition: bool, path: str, field: str, problem: str) -> None:
+    if not condition:
+        raise VectorsFileError(f"{path}: {field}: {problem}")
+
+
+def check_vectors(metadata: dict, tensors: Mapping[str, torch.Tensor], path: str) -> None:
+    """Every field :func:`verify_outputs` reads, against the format; a clear error otherwise."""
+    _need(
+        metadata.get("format") == FORMAT,
+        path,
+        "format",
+        f"not a posenc_ref vectors file (no format {FORMAT!r})",
+    )
+    _need(
+        metadata.get("version") in READABLE_VERSIONS,
+        path,
+        "version",
+        f"{metadata.get('version')!r:.40}; this posenc_ref reads versions {READABLE_VERSIONS}",
+    )
+    _need(
+        metadata.get("sha256") == content_hash(tensors),
+        path,
+        "sha256",
+        "the contents do not match their sha256 (the file was changed)",
+    )
+    groups, cases = metadata.get("groups"), metadata.get("cases")
+    _need(
+        isinstance(groups, dict) and groups and all(isinstance(g, dict) for g in groups.values()),
+        path,
+        "groups",
+        "must be an object of group descriptions",
+    )
+    _need(isinstance(metadata.get("config"), dict), path, "config", "must be a JSON object")
+    for group, described in groups.items():
+        _need(
+            isinstance(described.get("layer_type"), (str, type(None)))
+            and isinstance(described.get("base"), (int, float))
+            and not isinstance(described.get("base"), bool)
+            and all(isinstance(described.get(k), int) for k in ("head_dim", "rotary_dim"))
+            and described.get("layout") in ("half", "interleaved"),
+            path,
+            f"groups.{group}",
+            "needs layer_type, base, head_dim, rotary_dim and layout",
         )
-    if metadata.get("sha256") != content_hash(tensors):
-        raise ValueError(f"{path}: the contents do not match their sha256 (the file was changed)")
+    _need(isinstance(cases, list) and cases, path, "cases", "must be a non-empty list")
+    for i, case in enumerate(cases):
+        _check_case(i, case, groups, tensors, path)
 
 
-def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]:
+def _check_case(i: int, case: object, groups: dict, tensors: Mapping, path: str) -> None:
+    """One entry of ``cases`` and its tensors, against the format."""
+    field = f"cases[{i}]"
+    _need(isinstance(case, dict), path, field, "must be an object")
+    name = case.get("name")
+    _need(
+        isinstance(name, str) and case.get("group") in groups,
+        path,
+        f"{field}.name",
+        "needs a name and a group of the file's groups",
+    )
+    _need(case.get("dtype") in DTYPES, path, f"{name}.dtype", f"must be one of {tuple(DTYPES)}")
+    rows = case.get("position_rows")
+    _need(rows in (1, 2, 3), path, f"{name}.position_rows", "must be 1, 2 or 3")
+    for key in ("first", "last"):
+        _need(isinstance(case.get(key), int), path, f"{name}.{key}", "must be an integer")
+    for what in ("positions", "q", "k", "q_rot", "k_rot", "tol_q", "tol_k"):
+        _need(f"{name}/{what}" in tensors, path, f"{name}/{what}", "is missing")
+    q, k, positions = (tensors[f"{name}/{w}"] for w in ("q", "k", "positions"))
+    _need(
+        q.dim() == 4
+        and k.dim() == 4
+        and q.shape[2] == k.shape[2] == positions.shape[-1]
+        and q.dtype == k.dtype == DTYPES[case["dtype"]],
+        path,
+        f"{name}/q and k",
+        f"must be (batch, heads, n, head_dim) {case['dtype']} tensors of the positions' n",
+    )
+    _need(
+        positions.dtype == torch.int64
+        and positions.dim() == (1 if rows == 1 else 2)
+        and (rows == 1 or positions.shape[0] == rows),
+        path,
+        f"{name}/positions",
+        f"must be int64 ({'n,' if rows == 1 else f'{rows}, n'})",
+    )
+    for got, like in (("q_rot", q), ("tol_q", q), ("k_rot", k), ("tol_k", k)):
+        t = tensors[f"{name}/{got}"]
+        _need(
+            t.shape == like.shape and t.dtype == torch.float64,
+            path,
+            f"{name}/{got}",
+            f"must be float64 of shape {tuple(like.shape)}",
+        )
+
+
+def call_of_case(case: dict, tensors: Mapping, theirs: Mapping, outputs: str) -> Call:
+    name = case["name"]
+    q, k = tensors[f"{name}/q"], tensors[f"{name}/k"]
+    got = []
+    for which, x in (("q_rot", q), ("k_rot", k)):
+        t = theirs.get(f"{name}/{which}")
+        if t is None or tuple(t.shape) != tuple(x.shape) or not t.is_floating_point():
+            what = "missing" if t is None else f"{str(t.dtype)[6:]} of shape {tuple(t.shape)}"
+            raise VectorsFileError(
+                f"{outputs}: {name}/{which} must be a floating tensor (float64, float32, float16 "
+                f"or bfloat16) of shape {tuple(x.shape)}, got {what}"
+            )
+        got.append(t.to(torch.float64))
+    positions = tensors[f"{name}/positions"]
+    rows = positions.dim() > 1
+    plan = CallPlan(
+        "image" if rows else "prefill", positions, q.shape[0], q.shape[1], k.shape[1], rows=rows
+    )
+    if case.get("window") == "image" and torch.equal(
+        mrope_segments(IMAGE_START)[0][3 - positions.shape[0] :], positions
+    ):
+        plan.variants = _image_variants(positions.shape[0])
+    call = Call(plan, DTYPES[case["dtype"]], (q.double(), k.double()), (got[0], got[1]))
+    call.expected = (tensors[f"{name}/q_rot"], tensors[f"{name}/k_rot"])
+    call.allowed = (tensors[f"{name}/tol_q"], tensors[f"{name}/tol_k"])
+    return call
+
+
+def _image_variants(rows: int) -> dict:
+    class _Rows:  # image_call only reads how many sections the module has
+        mrope_section = (0,) * rows
+
+    return image_call(_Rows(), IMAGE_START).variants
+
+
+def _case_line(case: dict, worst: float | None, width: int) -> str:
+    rows = f" ({case['position_rows']} rows)" if case["position_rows"] > 1 else ""
+    where = f"{case['first']}..{case['last']}{rows}"
+    head = f"  {case['name']:<{width}}  positions {where:<18}"
+    if worst is None:
+        return f"{head}  MISSING"
+    verdict = "agrees" if worst <= 1 else "DISAGREES"
+    return f"{head}  error/tolerance {worst:<8.3g}  {verdict}"
+
+
+def verify_outputs(
+    vectors: str | Path, outputs: str | Path, *, allow_missing: bool = False
+) -> tuple[bool, str]:
     """Compare someone's outputs with a vectors file, and diagnose them as the kit would.
 
-    ``outputs`` holds, for some or all cases of ``vectors``, tensors named
-    ``GROUP/WINDOW/DTYPE/q_rot`` and ``.../k_rot`` (any float dtype, the shapes of ``q`` and
-    ``k``), in any of the three formats. Each element must be within ``tol_q`` / ``tol_k`` of
-    the expected value. On disagreement the report is the one
-    :func:`~posenc_ref.testing.assert_rope_equal` writes for the same calls: the first
-    disagreement, the largest error, per case, what was observed, and the diagnosis from the
-    same bug models (run on the cases with one position row).
+    Explained on the site: [verify](frameworks.md#frameworks-verify).
+
+    ``outputs`` holds, for the cases of ``vectors``, tensors named ``GROUP/WINDOW/DTYPE/q_rot``
+    and ``.../k_rot`` (any float dtype, the shapes of ``q`` and ``k``), in any of the three
+    formats. Each element must be within ``tol_q`` / ``tol_k`` of the expected value. The report
+    opens with the verdict, then one line per case, then, on disagreement, the report
+    :func:`~posenc_ref.testing.assert_rope_equal` writes for the same calls.
 
     Parameters
     ----------
@@ -497,50 +471,63 @@ def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]
         A file written by ``python -m posenc_ref vectors``.
     outputs
         Your outputs.
+    allow_missing
+        Accept outputs for only some cases (default ``False``: a missing case is a failure).
 
     Returns
     -------
     tuple
         ``(agrees, report)``.
+
+    Raises
+    ------
+    FileNotFoundError, VectorsFileError
+        A file that is missing, or breaks the format (the message names file and field).
     """
-    from ._report import _report
+    from ._report import rope_report
+    from ._rope import rope_subject
 
     tensors, metadata = read_vectors(vectors)
-    _check_vectors(metadata, tensors, str(vectors))
+    check_vectors(metadata, tensors, str(vectors))
+    # the file's config must still say what its groups describe (and be readable at all)
+    references = {g: rebuild_reference(metadata, g, str(vectors)) for g in metadata["groups"]}
     theirs, _ = read_vectors(outputs)
-    present = [c for c in metadata["cases"] if f"{c['name']}/q_rot" in theirs]
+    cases = metadata["cases"]
+    present = [c for c in cases if f"{c['name']}/q_rot" in theirs or f"{c['name']}/k_rot" in theirs]
     if not present:
-        raise ValueError(
+        raise VectorsFileError(
             f"{outputs} holds none of the cases of {vectors}: name your tensors like "
-            f"{metadata['cases'][0]['name']}/q_rot and .../k_rot"
+            f"{cases[0]['name']}/q_rot and .../k_rot"
         )
-    lines, agrees, by_group = [], True, {}
+    worst, by_group = {}, {}
     for case in present:
-        call = _call_of(case, tensors, theirs)
-        worst = max(float(_excess(*t).max()) for t in _pairs_of(call))
-        ok = worst <= 1
-        agrees &= ok
-        lines.append(
-            f"{case['name']:<32} positions {case['first']}..{case['last']}"
-            + (f" ({case['position_rows']} rows)" if case["position_rows"] > 1 else "")
-            + f": largest error/tolerance {worst:.3g}"
-            + (" (agrees)" if ok else " DISAGREES")
+        call = call_of_case(case, tensors, theirs, str(outputs))
+        worst[case["name"]] = max(
+            float(excess_ratio(*t).max())
+            for t in zip(call.outputs, call.expected, call.allowed, strict=True)
         )
-        if case["position_rows"] == 1:
-            by_group.setdefault(case["group"], []).append((case, call, ok))
-    missing = len(metadata["cases"]) - len(present)
-    header = [
-        f"{len(present)} of {len(metadata['cases'])} cases compared"
-        + (f" ({missing} not in {Path(outputs).name})" if missing else "")
-        + "; each element within its tolerance (tol_q, tol_k) agrees."
-    ]
-    if agrees:
-        return True, "\n".join(header + lines + ["All cases agree."])
+        by_group.setdefault(case["group"], []).append((call, worst[case["name"]] <= 1))
+    missing = [c["name"] for c in cases if c["name"] not in worst]
+    wrong = [name for name, value in worst.items() if value > 1]
+    agrees = not wrong and (allow_missing or not missing)
+    name = Path(outputs).name
+    if wrong:
+        verdict = f"DISAGREES: {len(wrong)} of {len(present)} cases compared are outside tolerance"
+    elif missing and not allow_missing:
+        verdict = f"INCOMPLETE: the {len(present)} cases compared agree, but cases are missing"
+    else:
+        verdict = f"AGREES: all {len(present)} cases compared are within tolerance"
+    if missing:
+        verdict += f"; {len(missing)} of the {len(cases)} cases are missing from {name}" + (
+            " (allowed by --allow-missing)" if allow_missing else ""
+        )
+    lines = [verdict + ".", "(each element must be within its tolerance, tol_q or tol_k)"]
+    width = max(len(c["name"]) for c in cases)
+    lines += [_case_line(c, worst.get(c["name"]), width) for c in cases]
     for group, entries in by_group.items():
-        if all(ok for *_, ok in entries):
+        if all(ok for _, ok in entries):
             continue
-        reference = _rebuild(metadata, group)
-        calls = [call for _, call, _ in entries]
+        reference = references[group]
         options = {
             "rtol": None,
             "atol": 0.0,
@@ -549,52 +536,5 @@ def verify_outputs(vectors: str | Path, outputs: str | Path) -> tuple[bool, str]
         }
         title = "" if group == "rope" else f" (layer type {group!r})"
         lines += ["", f"Report{title}, as assert_rope_equal gives it:"]
-        lines.append(_report(reference, calls, options))
-    return False, "\n".join(header + lines)
-
-
-def _call_of(case: dict, tensors: Mapping, theirs: Mapping) -> _Call:
-    name = case["name"]
-    q, k = tensors[f"{name}/q"], tensors[f"{name}/k"]
-    outputs = []
-    for which, x in (("q_rot", q), ("k_rot", k)):
-        got = theirs.get(f"{name}/{which}")
-        if got is None or tuple(got.shape) != tuple(x.shape) or not got.is_floating_point():
-            shape = None if got is None else tuple(got.shape)
-            raise ValueError(
-                f"{name}/{which} must be a float tensor of shape {tuple(x.shape)}, got {shape}"
-            )
-        outputs.append(got.to(torch.float64))
-    positions = tensors[f"{name}/positions"]
-    row = positions if positions.dim() == 1 else positions[0]
-    window = _Window(case["first"], case["last"] + 1, q.shape[0], q.shape[1])
-    call = _Call(
-        window,
-        DTYPES[case["dtype"]],
-        row,
-        (q.to(torch.float64), k.to(torch.float64)),
-        (outputs[0], outputs[1]),
-    )
-    call.expected = (tensors[f"{name}/q_rot"], tensors[f"{name}/k_rot"])
-    call.allowed = (tensors[f"{name}/tol_q"], tensors[f"{name}/tol_k"])
-    return call
-
-
-def _pairs_of(call: _Call):
-    return zip(call.outputs, call.expected, call.allowed, strict=True)
-
-
-def _rebuild(metadata: dict, group: str) -> RotaryEmbedding:
-    layout = metadata.get("layout_argument")
-    kwargs = {} if layout is None else {"layout": layout}
-    layer_type = metadata["groups"][group]["layer_type"]
-    module = RotaryEmbedding.from_hf_config(metadata["config"], layer_type=layer_type, **kwargs)
-    described = _describe_module(module, layer_type)
-    if any(described[k] != v for k, v in metadata["groups"][group].items() if k != "base") or (
-        not math.isclose(described["base"], metadata["groups"][group]["base"], rel_tol=1e-12)
-    ):
-        raise ValueError(
-            "this posenc_ref reads the file's config differently from the one that wrote it "
-            f"({metadata.get('package_version')}): compare the two versions' changelogs"
-        )
-    return module
+        lines.append(rope_report(rope_subject(reference), [c for c, _ in entries], options))
+    return agrees, "\n".join(lines)
