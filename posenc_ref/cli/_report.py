@@ -108,47 +108,23 @@ def agreement_text(layer: dict) -> list[str]:
 
 
 def plot(document: dict, target: Path) -> Path | None:
-    """The per-pair angle difference at the end of the context and past it, one panel a layer."""
-    layers = [layer for layer in document["layers"] if layer["comparable"]]
-    if not layers:
+    """Draw :func:`posenc_ref.plots.check.compare_angles` of the document to ``target``."""
+    if not any(layer["comparable"] for layer in document["layers"]):
         return None
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
+        from ..plots.check import compare_angles
     except ImportError as error:
         raise ValueError(
             f"--plot needs matplotlib: pip install 'posenc-ref[plots]' ({error})"
         ) from error
-    fig, axes = plt.subplots(len(layers), 1, figsize=(7, 3.2 * len(layers)), squeeze=False)
-    for ax, layer in zip(axes[:, 0], layers, strict=True):
-        pairs = [p["pair"] for p in layer["pairs"]]
-        curves = [(f"largest over m < {layer['context']}", [p["inside"] for p in layer["pairs"]])]
-        for k, position in enumerate(layer["positions"]):
-            curves.append((f"m = {position}", [p["past"][k] for p in layer["pairs"]]))
-        for label, values in curves:
-            ax.plot(pairs, [v if v else float("nan") for v in values], marker=".", label=label)
-        ax.set_yscale("log")
-        ax.set_xlim(-0.5, len(pairs) - 0.5)
-        for band in layer["bands"]:  # a dashed line where each band starts, and its name
-            first, last = band["pairs"]
-            if first > 0:
-                ax.axvline(first - 0.5, color="0.6", linewidth=0.8, linestyle="--")
-            ax.text((first + last) / 2, 1.02, band["name"], transform=ax.get_xaxis_transform(),
-                    ha="center", va="bottom", fontsize=8, color="0.3")  # fmt: skip
-        ax.set_xlabel("pair i")
-        ax.set_ylabel("|theta_A - theta_B| (rad)")
-        title = layer["layer_type_a"] or ""
-        ax.set_title(
-            f"angle difference per pair {title} (a zero difference is not drawn)".strip(),
-            fontsize=10,
-            pad=16,
-        )
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig = compare_angles(document)
     try:
-        fig.savefig(target)
+        fig.savefig(target, bbox_inches="tight")
     except (OSError, ValueError) as error:
         raise ValueError(f"cannot write {target}: {error}") from error
     finally:

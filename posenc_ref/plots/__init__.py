@@ -40,9 +40,11 @@ from .absolute import (
 )
 from .axial import axial_pair_angles
 from .check import (
+    compare_angles,
     error_positions,
     hf_rope_error,
     hf_rope_error_fns,
+    llama31_compare,
     llama31_wavelengths,
     rope_error_curves,
     rope_error_plot,
@@ -131,6 +133,8 @@ __all__ = [
     "hf_rope_error",
     "spec_wavelengths",
     "llama31_wavelengths",
+    "compare_angles",
+    "llama31_compare",
     "zoo_wavelengths",
     "axial_pair_angles",
 ]
