@@ -3,7 +3,7 @@ r"""The command line's parts beside ``posenc_ref.__main__``: JSON, the cache, ``
 Explained on the site: [The command line](cli.md).
 
 ``posenc-ref`` (and ``posenc_ref``, and ``python -m posenc_ref``) runs
-:func:`posenc_ref.__main__.main`, which reads configs and refuses bad input. This package adds,
+``posenc_ref.__main__.main``, which reads configs and refuses bad input. This package adds,
 each in a module of its own:
 
 - ``_schema``: the JSON every ``--json`` prints, versioned by :data:`SCHEMA_VERSION` and

@@ -57,6 +57,8 @@ def close_ids(model_id: str, cache: Path | None = None, count: int = 3) -> list[
     """Ids in the cache that read like ``model_id`` (a case slip, a missing letter)."""
     ids = cached_ids(cache)
     lowered = {i.lower(): i for i in ids}
+    if model_id.lower() in lowered:  # only the case differs: that one, and no guesses
+        return [lowered[model_id.lower()]] if lowered[model_id.lower()] != model_id else []
     close = difflib.get_close_matches(model_id.lower(), list(lowered), n=count, cutoff=0.75)
     return [lowered[i] for i in close if lowered[i] != model_id]
 
@@ -127,7 +129,8 @@ def read_row(model_id: str, read: Callable[[Path], Any], cache: Path) -> Row:
     try:
         encoding = read(path)
     except Exception as error:  # noqa: BLE001 - every failure becomes the row's reason
-        row.error = str(error) or type(error).__name__
+        # the row names the model, and the config's path is in the JSON: not again in the reason
+        row.error = (str(error) or type(error).__name__).replace(str(path), "its config.json")
         return row
     row.model_type, row.encoding = encoding.model_type, encoding.kind
     row.notes = list(encoding.notes)
@@ -205,8 +208,8 @@ COLUMNS = ("id", "encoding", "rope type", "layout", "rotary/head", "base", "fact
 
 
 def joined(values: Iterable[Any], shown: Callable[[Any], str] = str) -> str:
-    """Distinct values in order, joined by ``/`` (one per layer type where they differ)."""
-    return "/".join(dict.fromkeys(shown(v) for v in values))
+    """Distinct values in order, joined by ``,`` (one per layer type where they differ)."""
+    return ",".join(dict.fromkeys(shown(v) for v in values))
 
 
 def number(value: Any) -> str:
@@ -215,7 +218,7 @@ def number(value: Any) -> str:
 
 def cells(row: Row) -> list[str]:
     if row.error is not None:
-        return [row.id, "error", row.error]
+        return [row.id, "error", *["-"] * (len(COLUMNS) - 2)]
     if not row.layers:
         return [row.id, row.encoding or "-", *["-"] * (len(COLUMNS) - 2)]
     layers = row.layers
@@ -234,15 +237,15 @@ def cells(row: Row) -> list[str]:
 
 
 def table(rows: Sequence[Row]) -> str:
-    """Aligned columns; an error row's reason runs from the third column to the end."""
+    """Aligned columns, then the reason of each row that could not be read, wrapped."""
+    from ..encodings._describe import wrap
+
     data = [cells(row) for row in rows]
-    widths = [len(c) for c in COLUMNS]
-    for line in data:
-        if line[1] != "error":
-            widths = [max(w, len(c)) for w, c in zip(widths, line, strict=True)]
-        else:
-            widths[0] = max(widths[0], len(line[0]))
-    lines = ["  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True)).rstrip()]
-    for line in data:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=False)).rstrip())
+    widths = [max(len(line[k]) for line in [list(COLUMNS), *data]) for k in range(len(COLUMNS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+             for line in [list(COLUMNS), *data]]  # fmt: skip
+    failed = [row for row in rows if row.error is not None]
+    if failed:
+        lines += ["", "could not be read:"]
+        lines += [wrap(f"  {row.id}: {row.error}", indent=4) for row in failed]
     return "\n".join(lines)

@@ -73,9 +73,10 @@ def inspect_cache(args: argparse.Namespace, read_path: Callable[[Path], Any]) ->
         return 0
     print(table(rows))
     failed = sum(row.error is not None for row in rows)
+    models = f"{len(rows)} model" + ("s" if len(rows) != 1 else "")
     print(
-        f"\n{len(rows)} models in {cache}"
-        + (f"; {failed} could not be read (the reason is in the row)" if failed else "")
+        f"\n{models} in {cache}"
+        + (f"; {failed} could not be read (the reasons are above)" if failed else "")
     )
     return 0
 
