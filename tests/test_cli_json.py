@@ -342,3 +342,18 @@ def test_compare_of_encodings_without_rope_says_so(tmp_path, capsys, validator):
     assert (
         document["layers"] == [] and "A uses learned positions and B rope" in document["notes"][0]
     )
+
+
+@needs_corpus
+def test_compare_on_corpus_neighbours_answers_or_refuses_in_one_line(capsys, validator):
+    compared = 0
+    for a, b in zip(CORPUS_FILES[:24], CORPUS_FILES[1:25], strict=True):
+        status = main(["compare", str(a), str(b), "--json"])
+        out, err = capsys.readouterr()
+        if status == 2:  # a config the reader refuses: its one line, and no JSON
+            assert out == "" and err.startswith("error: ") and err.count("\n") == 1, err
+            continue
+        assert status == 0, err
+        validator.validate(json.loads(out))
+        compared += 1
+    assert compared >= 10
