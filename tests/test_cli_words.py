@@ -162,6 +162,21 @@ def test_where_without_cache_and_cache_with_a_config_are_refused(tmp_path, capsy
     assert status == 2 and f"leave out {path}" in err
 
 
+def test_inspect_without_a_config_asks_for_one_or_for_the_cache(capsys):
+    status, out, err = run(capsys, "inspect")
+    assert status == 2 and out == "" and "give a CONFIG" in err and "--cache" in err
+
+
+def test_an_empty_cache_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "nothing-here"))
+    status, out, _ = run(capsys, "inspect", "--cache")
+    assert (
+        status == 0 and out == f"no model in the Hugging Face cache {tmp_path / 'nothing-here'}\n"
+    )
+    status, out, _ = run(capsys, "inspect", "--cache", "--json")
+    assert status == 0 and json.loads(out)["models"] == []
+
+
 @pytest.mark.parametrize(
     ("flags", "needle"),
     [
