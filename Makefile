@@ -17,13 +17,13 @@ build: $(STAMP) $(MATHJAX)
 	$(BIN)/mkdocs build --strict
 
 test: $(STAMP) $(MATHJAX) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # actionlint checks every workflow in .github/workflows/ (and their run: scripts with shellcheck
 # when it is installed), so a broken workflow fails here before it fails on GitHub.
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check posenc_ref tests hooks benchmarks scripts
+	$(BIN)/ruff format --check posenc_ref tests hooks benchmarks scripts experiments
 	$(BIN)/actionlint
 
 bench: $(STAMP)

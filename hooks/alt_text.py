@@ -281,6 +281,19 @@ def _axial_pair_angles(pkg) -> dict[str, str]:
     }
 
 
+def _fire_interpolation(pkg) -> dict[str, str]:
+    import torch
+
+    from posenc_ref.plots import fire_interpolation
+
+    threshold, c = _default(fire_interpolation, "threshold"), _default(fire_interpolation, "c")
+    m = int(threshold // 2)  # the figure's first query, before the threshold
+    one, zero = torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
+    identity = pkg.FireWeights(one, zero, one, zero, c, threshold)  # the bias is the MLP input
+    x = pkg.fire_bias(identity, 1, m + 1, dtype=torch.float64)[0, 0]
+    return {"first_query": str(m), "first_end": f"{float(x[0]):.2f}"}
+
+
 FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "heatmap_10x4_base100.svg": _heatmap_10x4,
     "heatmap_128x8.svg": _heatmap_128x8,
@@ -301,6 +314,7 @@ FACTS: dict[str, Callable[[object], dict[str, str]]] = {
     "check_inspect_llama31.svg": _check_inspect_llama31,
     "zoo_wavelengths.svg": _zoo_wavelengths,
     "axial_pair_angles.svg": _axial_pair_angles,
+    "fire_interpolation.svg": _fire_interpolation,
 }
 
 _cache: dict[str, dict[str, str]] = {}

@@ -28,6 +28,7 @@ ORDER = [
     "absolute",
     "properties",
     "relative",
+    "relative_terms",
     "rope_functions",
     "rope",
     "rope_scaling_functions",
@@ -35,6 +36,7 @@ ORDER = [
     "query_scale",
     "mrope",
     "axial",
+    "beyond_rope",
     "models",
     "precision",
 ]

@@ -6,7 +6,9 @@ The registries:
   ``@site_figure("name.svg")`` becomes ``figures/name.svg``;
 - ``benchmarks.figures.site_figures(results)``: the benchmark page's figures, drawn from the
   committed ``benchmarks/results.json`` (measurements, not computations, so they live beside the
-  benchmarks rather than in the package).
+  benchmarks rather than in the package);
+- ``experiments.report.site_figures(data)``: the comparison page's figures, drawn from the
+  committed ``experiments/comparison.json`` (trained models' scores, likewise measurements).
 
 A page shows a figure with ``![...](figures/name.svg)``. The SVGs are added as generated files, so
 nothing is written into ``docs/`` (``mkdocs serve`` would otherwise rebuild in a loop) and nothing
@@ -58,6 +60,21 @@ def _benchmark_figures(config) -> dict:
     return figures.site_figures(results)
 
 
+def _experiment_figures(config) -> dict:
+    root = str(_root(config))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    report = _fresh("experiments.report", "experiments", "experiments.")
+    path = _root(config) / "experiments" / "comparison.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PluginError(
+            f"{path} is missing or unreadable ({exc}); run `python -m experiments.compare`"
+        ) from exc
+    return report.site_figures(data)
+
+
 def _describe(make) -> str:
     return f"{getattr(make, '__module__', '?')}.{getattr(make, '__qualname__', repr(make))}"
 
@@ -66,10 +83,14 @@ def on_files(files, config):
     plots = _fresh("posenc_ref.plots", "posenc_ref", "posenc_ref.")
     start = time.perf_counter()
     figures = dict(plots.SITE_FIGURES)
-    for name, make in _benchmark_figures(config).items():
-        if name in figures:
-            raise PluginError(f"figure {name!r} is registered by the package and the benchmarks")
-        figures[name] = make
+    for source, extra in (
+        ("the benchmarks", _benchmark_figures(config)),
+        ("the experiments", _experiment_figures(config)),
+    ):
+        for name, make in extra.items():
+            if name in figures:
+                raise PluginError(f"figure {name!r} is registered twice (again by {source})")
+            figures[name] = make
     for name, make in figures.items():
         uri = f"{FOLDER}/{name}"
         if files.get_file_from_path(uri) is not None:
@@ -81,7 +102,8 @@ def on_files(files, config):
             raise PluginError(f"figure {name!r} ({_describe(make)}) failed: {exc!r}") from exc
         files.append(File.generated(config, uri, content=svg))
     log.info(
-        "figures: %d SVG rendered in %.1f s (%d from posenc_ref.plots, %d from benchmarks)",
+        "figures: %d SVG rendered in %.1f s (%d from posenc_ref.plots, %d from benchmarks and "
+        "experiments)",
         len(figures),
         time.perf_counter() - start,
         len(plots.SITE_FIGURES),

@@ -4,7 +4,9 @@ Pure functions first, thin ``nn.Module`` wrappers second. Modules:
 
 - ``device``: :func:`select_device`, one policy for cpu / cuda / mps.
 - ``absolute``: the sinusoidal table (loop oracle and vectorized), closed forms, baselines.
-- ``relative``: T5 relative buckets, ALiBi slopes and biases, Shaw-style clipping.
+- ``relative``: T5 relative buckets, ALiBi slopes and biases, Shaw-style clipping, KERPLE, FIRE.
+- ``relative_terms``: Transformer-XL's and DeBERTa's relative terms, CoPE.
+- ``beyond_rope``: NoPE's position signal, p-RoPE, xPos, FoPE, RoPE-Mixed.
 - ``rope``: rotary embeddings, both pair layouts, the loop oracle, the module.
 - ``rope_scaling``: context extension as transforms of the frequencies.
 - ``plots``: the site's figures (matplotlib, imported only when ``plots`` is).
@@ -24,8 +26,12 @@ from .absolute import (
 )
 from .device import available_devices, select_device
 from .relative import (
+    FireWeights,
     alibi_bias,
     alibi_slopes,
+    fire_bias,
+    kerple_log_bias,
+    kerple_power_bias,
     relative_positions,
     shaw_relative_index,
     t5_relative_bucket,
@@ -46,6 +52,7 @@ from .rope_scaling import ScaledFrequencies
 __version__ = "0.1.0"
 
 __all__ = [
+    "FireWeights",
     "LearnedPositionalEmbedding",
     "SinusoidalPositionalEncoding",
     "adjacent_distance",
@@ -53,7 +60,10 @@ __all__ = [
     "alibi_slopes",
     "available_devices",
     "binary_encoding",
+    "fire_bias",
     "inv_freq",
+    "kerple_log_bias",
+    "kerple_power_bias",
     "offset_dot_product",
     "relative_positions",
     "relative_rotation",

@@ -4,6 +4,10 @@ r"""Relative position schemes that add a bias to attention logits or index a sma
 - T5 (Raffel et al. 2020): distances fall into log-spaced buckets, one learned scalar per
   bucket and head.
 - ALiBi (Press et al. 2022): a fixed linear penalty :math:`-\mu_h (m - p)` per head :math:`h`.
+- KERPLE (Chi et al. 2022): learned kernels of the distance, :math:`-r_1 \log(1 + r_2 |m - p|)`
+  or :math:`-r_1 |m - p|^{r_2}`, two scalars per head.
+- FIRE (Li et al. 2024): a small learned MLP of the log-distance, normalised by the query's
+  position, so its input stays in :math:`[0, 1]` at every length.
 
 All of them use the relative position ``key - query``, :math:`p - m` for a query at position
 :math:`m` and a key at position :math:`p` (negative for keys in the past).
@@ -12,10 +16,18 @@ All of them use the relative position ``key - query``, :math:`p - m` for a query
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 
-from ._checks import check_bool, check_float_dtype, check_int, check_tensor
+from ._checks import (
+    check_bool,
+    check_float_dtype,
+    check_int,
+    check_positive_float,
+    check_tensor,
+    values_visible,
+)
 from .device import check_device
 
 __all__ = [
@@ -24,6 +36,10 @@ __all__ = [
     "t5_relative_bucket",
     "alibi_slopes",
     "alibi_bias",
+    "kerple_log_bias",
+    "kerple_power_bias",
+    "FireWeights",
+    "fire_bias",
 ]
 
 
@@ -262,6 +278,255 @@ def alibi_bias(
     if causal:
         bias = bias.masked_fill(rel > 0, float("-inf"))
     return bias.to(check_float_dtype("dtype", dtype))
+
+
+def _check_head_params(name: str, value: object, *, maximum: float | None = None) -> torch.Tensor:
+    """A 1-D float tensor of per-head parameters, every entry finite, > 0 (and <= maximum)."""
+    value = check_tensor(name, value)
+    if value.dim() != 1 or value.numel() == 0 or not value.is_floating_point():
+        raise ValueError(
+            f"{name} must be a non-empty 1-D floating tensor (one value per head), got shape "
+            f"{tuple(value.shape)} and dtype {value.dtype}"
+        )
+    if not values_visible(value):  # meta tensors and compiled graphs: shapes only
+        return value
+    bad = ~torch.isfinite(value) | (value <= 0)
+    if maximum is not None:
+        bad |= value > maximum
+    if bool(bad.any()):
+        accepted = "(0, inf)" if maximum is None else f"(0, {maximum:g}]"
+        raise ValueError(f"every entry of {name} must be in {accepted}, got {value.tolist()}")
+    return value
+
+
+def _distance_bias(
+    bias_of_distance, num_heads: int, query_len: int, key_len: int, causal: bool, device, dtype
+) -> torch.Tensor:
+    """``bias_of_distance(|p - m|)`` per head, future keys ``-inf`` when ``causal``."""
+    causal = check_bool("causal", causal)
+    dtype = check_float_dtype("dtype", dtype)
+    device = check_device(device)
+    rel = relative_positions(query_len, key_len, device=device)  # (Lq, Lk), key - query
+    distance = rel.abs().to(torch.float64)[None]  # (1, Lq, Lk)
+    bias = bias_of_distance(distance)  # (H, Lq, Lk), float64
+    if causal:
+        bias = bias.masked_fill(rel > 0, float("-inf"))
+    return bias.to(dtype).expand(num_heads, -1, -1).contiguous()
+
+
+def kerple_log_bias(
+    r1: torch.Tensor,
+    r2: torch.Tensor,
+    query_len: int,
+    key_len: int,
+    *,
+    causal: bool = True,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    r"""KERPLE's logarithmic bias :math:`-r_1 \log(1 + r_2\,|m - p|)`, per head.
+
+    Derived on the site: [KERPLE](relative.md#relative-kerple).
+
+    Added to the scaled attention logits, like ALiBi's bias. Both parameters are learned and
+    positive per head (the reference code clamps them to at least 0.01 after each step); here
+    they are given as fixed values. The bias falls like a logarithm, so it keeps separating far
+    distances where a linear penalty would have pushed them all to :math:`-\infty`.
+
+    Parameters
+    ----------
+    r1, r2
+        ``(heads,)`` floating tensors, every entry finite and > 0 (the reference code names them
+        ``bias_p`` and ``bias_a``).
+    query_len, key_len
+        Sequence lengths, ``0 <= query_len <= key_len``; queries are the last ``query_len``
+        positions (see :func:`relative_positions`).
+    causal
+        ``True``: keys after the query get ``-inf``. ``False``: the bias of :math:`|m - p|`
+        everywhere.
+    device, dtype
+        Where (the CPU when ``None``) and in which floating dtype to return the bias (computed in
+        float64).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(heads, query_len, key_len)``.
+    """
+    r1 = _check_head_params("r1", r1).to(torch.float64)
+    r2 = _check_head_params("r2", r2).to(torch.float64)
+    if r1.shape != r2.shape:
+        raise ValueError(
+            f"r1 and r2 must have the same shape, got {tuple(r1.shape)} and {tuple(r2.shape)}"
+        )
+    device = check_device(device)
+    r1, r2 = r1.to(device)[:, None, None], r2.to(device)[:, None, None]
+    return _distance_bias(
+        lambda k: -r1 * torch.log1p(r2 * k), r1.shape[0], query_len, key_len, causal, device, dtype
+    )
+
+
+def kerple_power_bias(
+    r1: torch.Tensor,
+    r2: torch.Tensor,
+    query_len: int,
+    key_len: int,
+    *,
+    causal: bool = True,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    r"""KERPLE's power bias :math:`-r_1 |m - p|^{r_2}`, per head, with :math:`0 < r_2 \le 2`.
+
+    Derived on the site: [KERPLE](relative.md#relative-kerple).
+
+    :math:`r_2 = 1` with :math:`r_1` the ALiBi slopes is exactly ALiBi (:func:`alibi_bias`);
+    the paper's kernel needs :math:`r_2 \le 2` to be conditionally positive definite, and the
+    reference code clamps :math:`r_2` to :math:`[0.01, 2]`.
+
+    Parameters
+    ----------
+    r1, r2
+        ``(heads,)`` floating tensors; :math:`r_1 > 0`, :math:`0 < r_2 \le 2` (the reference
+        code names them ``bias_a`` and ``bias_p``).
+    query_len, key_len, causal, device, dtype
+        As in :func:`kerple_log_bias`.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(heads, query_len, key_len)``.
+    """
+    r1 = _check_head_params("r1", r1).to(torch.float64)
+    r2 = _check_head_params("r2", r2, maximum=2.0).to(torch.float64)
+    if r1.shape != r2.shape:
+        raise ValueError(
+            f"r1 and r2 must have the same shape, got {tuple(r1.shape)} and {tuple(r2.shape)}"
+        )
+    device = check_device(device)
+    r1, r2 = r1.to(device)[:, None, None], r2.to(device)[:, None, None]
+    return _distance_bias(
+        lambda k: -r1 * k.pow(r2), r1.shape[0], query_len, key_len, causal, device, dtype
+    )
+
+
+class FireWeights(NamedTuple):
+    r"""The learned parameters of one FIRE layer, given as fixed values.
+
+    The MLP is :math:`f(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2`, one output per head, in the
+    shapes of ``torch.nn.Linear(1, width)`` and ``torch.nn.Linear(width, heads)``, so a trained
+    module's tensors can be passed as they are.
+
+    Attributes
+    ----------
+    w1 : torch.Tensor
+        ``(width, 1)``.
+    b1 : torch.Tensor
+        ``(width,)``.
+    w2 : torch.Tensor
+        ``(heads, width)``.
+    b2 : torch.Tensor
+        ``(heads,)``.
+    c : float
+        The log transform's scale :math:`c > 0` (initialised to 0.1 in the paper's code).
+    threshold : float
+        :math:`L > 0`, the query position up to which the normaliser is constant (the paper's
+        code learns it as a multiplier of an initial 512).
+    """
+
+    w1: torch.Tensor
+    b1: torch.Tensor
+    w2: torch.Tensor
+    b2: torch.Tensor
+    c: float = 0.1
+    threshold: float = 512.0
+
+
+def _check_fire(weights: object) -> FireWeights:
+    if not isinstance(weights, FireWeights):
+        raise TypeError(f"weights must be a FireWeights, got {type(weights).__name__}")
+    w1, b1, w2, b2 = (check_tensor(n, getattr(weights, n)) for n in ("w1", "b1", "w2", "b2"))
+    width = w1.shape[0] if w1.dim() == 2 else -1
+    heads = w2.shape[0] if w2.dim() == 2 else -1
+    expected = {"w1": (width, 1), "b1": (width,), "w2": (heads, width), "b2": (heads,)}
+    for name, tensor in zip(("w1", "b1", "w2", "b2"), (w1, b1, w2, b2), strict=True):
+        if width < 1 or heads < 1 or tuple(tensor.shape) != expected[name]:
+            raise ValueError(
+                "FireWeights must have shapes w1 (width, 1), b1 (width,), w2 (heads, width), "
+                "b2 (heads,) (those of nn.Linear), got "
+                f"{[tuple(t.shape) for t in (w1, b1, w2, b2)]}"
+            )
+        if not tensor.is_floating_point():
+            raise TypeError(f"FireWeights.{name} must be a floating tensor, got {tensor.dtype}")
+    c = check_positive_float("FireWeights.c", weights.c)
+    threshold = check_positive_float("FireWeights.threshold", weights.threshold)
+    return FireWeights(w1, b1, w2, b2, c, threshold)
+
+
+def fire_bias(
+    weights: FireWeights,
+    query_len: int,
+    key_len: int,
+    *,
+    eps: float = 1e-6,
+    causal: bool = True,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    r"""FIRE's bias :math:`f\big(\psi(m - p) / \psi(\max(L, m))\big)`, one value per head.
+
+    Derived on the site: [FIRE](relative.md#relative-fire).
+
+    .. math::
+
+        \psi(x) = \log(c\,x + 1), \qquad
+        b_h(m, p) = f_h\!\left(\frac{\psi(m - p)}{\psi(\max(L, m)) + \varepsilon}\right)
+
+    for a query at :math:`m` and a key at :math:`p \le m`, with :math:`f` the MLP of
+    ``weights``, :math:`c` and the threshold :math:`L` from ``weights``, and :math:`\varepsilon`
+    = ``eps`` (as in the paper's code). The MLP's input lies in :math:`[0, 1)` at every length
+    ("progressive interpolation"); for queries :math:`m < L` the normaliser is the constant
+    :math:`\psi(L)`, so there the bias depends on :math:`m - p` only.
+
+    Parameters
+    ----------
+    weights
+        The MLP, :math:`c` and :math:`L` (:class:`FireWeights`).
+    query_len, key_len
+        Sequence lengths, ``0 <= query_len <= key_len``; queries are the last ``query_len`` of
+        the ``key_len`` positions (a key/value cache), so query ``i`` is at position
+        ``key_len - query_len + i``.
+    eps
+        :math:`\varepsilon > 0`.
+    causal
+        ``True``: keys after the query get ``-inf``. ``False``: :math:`|m - p|` in the numerator
+        everywhere (the reference code's ``abs``).
+    device, dtype
+        Where (the CPU when ``None``) and in which floating dtype to return the bias (computed in
+        float64).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(heads, query_len, key_len)``.
+    """
+    weights = _check_fire(weights)
+    eps = check_positive_float("eps", eps)
+    causal = check_bool("causal", causal)
+    dtype = check_float_dtype("dtype", dtype)
+    device = check_device(device)
+    rel = relative_positions(query_len, key_len, device=device)  # (Lq, Lk), key - query
+    query_pos = torch.arange(key_len - query_len, key_len, device=device, dtype=torch.float64)
+    c, threshold = weights.c, weights.threshold
+    numerator = torch.log1p(c * rel.abs().to(torch.float64))  # psi(|m - p|), (Lq, Lk)
+    normaliser = torch.log1p(c * query_pos.clamp(min=threshold)) + eps  # psi(max(L, m)), (Lq,)
+    x = (numerator / normaliser[:, None]).unsqueeze(-1)  # (Lq, Lk, 1), in [0, 1)
+    w1, b1, w2, b2 = (t.to(device, torch.float64) for t in weights[:4])
+    hidden = torch.relu(x @ w1.T + b1)  # (Lq, Lk, width)
+    bias = (hidden @ w2.T + b2).permute(2, 0, 1)  # (H, Lq, Lk)
+    if causal:
+        bias = bias.masked_fill(rel > 0, float("-inf"))
+    return bias.to(dtype)
 
 
 def _check_int_tensor(name: str, value: object) -> torch.Tensor:

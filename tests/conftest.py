@@ -1,4 +1,4 @@
-"""Shared test configuration: hypothesis profiles.
+"""Shared test configuration: hypothesis profiles, and how the suite is split across cores.
 
 ``dev`` (the default) keeps the local run quick; ``ci`` (chosen when ``CI`` is set, or with
 ``HYPOTHESIS_PROFILE=ci``) tries many more examples. Deadlines are off: the first call of a
@@ -22,3 +22,18 @@ settings.register_profile(
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep each test file on one pytest-xdist worker, and the whole site on one.
+
+    ``make test`` runs ``-n auto --dist loadgroup``. A file's tests share module-scoped fixtures
+    (a sweep of transformers' families, a ggml build, a model's logits) that would otherwise be
+    built once per worker; the site tests share one strict build and one browser.
+    """
+    import pytest
+
+    for item in items:
+        path = item.path.relative_to(config.rootpath).as_posix()
+        group = "site" if path.startswith("tests/site/") else path
+        item.add_marker(pytest.mark.xdist_group(group))

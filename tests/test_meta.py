@@ -146,6 +146,26 @@ CASES = {
         (6, 3, 5),
         torch.bfloat16,
     ),
+    "kerple_log_bias": lambda: expect(
+        posenc_ref.kerple_log_bias(meta(4), meta(4), 3, 5, device="meta", dtype=torch.bfloat16),
+        (4, 3, 5),
+        torch.bfloat16,
+    ),
+    "kerple_power_bias": lambda: expect(
+        posenc_ref.kerple_power_bias(meta(4), meta(4), 3, 5, device="meta"),
+        (4, 3, 5),
+        torch.float32,
+    ),
+    "FireWeights": lambda: expect(
+        posenc_ref.FireWeights(meta(8, 1), meta(8), meta(4, 8), meta(4)).w2, (4, 8), torch.float32
+    ),
+    "fire_bias": lambda: expect(
+        posenc_ref.fire_bias(
+            posenc_ref.FireWeights(meta(8, 1), meta(8), meta(4, 8), meta(4)), 3, 5, device="meta"
+        ),
+        (4, 3, 5),
+        torch.float32,
+    ),
     "RotaryEmbedding": _rotary_module,
     "ScaledFrequencies": _scaled_frequencies,
     "rope_cos_sin": _rope_tables,
@@ -192,6 +212,7 @@ def test_tensor_builders_accept_a_device():
         "to_half_layout",
         "to_interleaved_layout",
         "ScaledFrequencies",
+        "FireWeights",  # a container of the caller's tensors
     }
     for name in sorted(set(posenc_ref.__all__) - takes_no_device):
         assert "device" in inspect.signature(getattr(posenc_ref, name)).parameters, name

@@ -14,6 +14,7 @@ from posenc_ref import (
     shaw_relative_index,
     t5_relative_bucket,
 )
+from posenc_ref.relative import FireWeights, fire_bias, kerple_log_bias, kerple_power_bias
 
 
 def reference_slopes(n: int) -> list[float]:
@@ -254,3 +255,171 @@ def test_bad_arguments(func, args, kwargs, error, message):
     """Each bad argument raises an error that names it and says what is accepted."""
     with pytest.raises(error, match=message):
         func(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------- KERPLE and FIRE
+
+heads_st = st.integers(1, 6)
+
+
+def _positive(seed: int, heads: int, high: float = 2.0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return 0.01 + (high - 0.01) * torch.rand(heads, generator=g, dtype=torch.float64)
+
+
+@given(heads=heads_st, q_len=st.integers(0, 12), extra=st.integers(0, 6), seed=st.integers(0, 99))
+def test_kerple_equals_reference_code(heads, q_len, extra, seed):
+    """The biases equal the reference code's kernels, restated.
+
+    -p log(1 + a diff) and -a diff^p on the lower triangle (diff = m - p), for queries at the
+    end of a key/value cache.
+    """
+    k_len = q_len + extra
+    r1, r2 = _positive(seed, heads), _positive(seed + 1, heads)
+    m = torch.arange(k_len - q_len, k_len, dtype=torch.float64)[:, None]
+    diff = (m - torch.arange(k_len, dtype=torch.float64)[None, :]).clamp(min=0)
+    future = relative_positions(q_len, k_len) > 0
+    log_ref = (-r1[:, None, None] * torch.log(1 + r2[:, None, None] * diff)).masked_fill(
+        future, float("-inf")
+    )
+    power_ref = (-r1[:, None, None] * diff.pow(r2[:, None, None])).masked_fill(
+        future, float("-inf")
+    )
+    got_log = kerple_log_bias(r1, r2, q_len, k_len, dtype=torch.float64)
+    got_power = kerple_power_bias(r1, r2, q_len, k_len, dtype=torch.float64)
+    torch.testing.assert_close(got_log, log_ref, rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(got_power, power_ref, rtol=1e-14, atol=1e-14)
+
+
+@given(num_heads=st.integers(1, 16), length=st.integers(0, 20), causal=st.booleans())
+def test_kerple_power_with_exponent_one_is_alibi(num_heads, length, causal):
+    """r2 = 1 and r1 = ALiBi's slopes: the power kernel is ALiBi's bias exactly."""
+    slopes = alibi_slopes(num_heads, dtype=torch.float64)
+    got = kerple_power_bias(slopes, torch.ones(num_heads, dtype=torch.float64), length, length,
+                            causal=causal, dtype=torch.float64)  # fmt: skip
+    assert torch.equal(
+        got, alibi_bias(num_heads, length, length, causal=causal, dtype=torch.float64)
+    )
+
+
+@given(seed=st.integers(0, 99), length=st.integers(2, 200))
+def test_kerple_log_falls_slower_than_linear(seed, length):
+    """The log bias decreases with distance, and its steps shrink (concave in the distance)."""
+    r1, r2 = _positive(seed, 1), _positive(seed + 1, 1)
+    row = kerple_log_bias(r1, r2, 1, length, dtype=torch.float64)[0, 0].flip(0)  # distance 0, 1, ..
+    steps = row[:-1] - row[1:]
+    assert bool((steps > 0).all())
+    assert bool((steps[1:] <= steps[:-1] + 1e-15).all())
+
+
+def test_kerple_refuses_bad_input():
+    ones = torch.ones(2)
+    with pytest.raises(ValueError, match=r"r2 must be in \(0, 2\]"):
+        kerple_power_bias(ones, torch.tensor([1.0, 2.5]), 3, 3)
+    with pytest.raises(ValueError, match="r1 must be in"):
+        kerple_log_bias(torch.tensor([1.0, 0.0]), ones, 3, 3)
+    with pytest.raises(ValueError, match="same shape"):
+        kerple_log_bias(ones, torch.ones(3), 3, 3)
+    with pytest.raises(ValueError, match="query_len must be <= key_len"):
+        kerple_log_bias(ones, ones, 4, 3)
+
+
+def _fire_weights(seed: int, heads: int = 3, width: int = 8, **kw) -> FireWeights:
+    g = torch.Generator().manual_seed(seed)
+    w = [
+        torch.randn(*s, generator=g, dtype=torch.float64)
+        for s in [(width, 1), (width,), (heads, width), (heads,)]
+    ]
+    return FireWeights(*w, **kw)
+
+
+def fire_reference(weights: FireWeights, length: int, eps: float = 1e-6) -> torch.Tensor:
+    """The FIRE paper's module, restated for fixed weights: the full (length x length) bias."""
+    positions = torch.arange(length, dtype=torch.float64)
+    rel_distance = positions[:, None] - positions[None, :]
+    pos_normalizer = torch.max(positions, torch.tensor(weights.threshold, dtype=torch.float64))[
+        :, None
+    ]
+    rel_distance = torch.log(torch.abs(weights.c * rel_distance) + 1)
+    pos_normalizer = torch.log(torch.abs(weights.c * pos_normalizer) + 1) + eps
+    x = (rel_distance / pos_normalizer).unsqueeze(-1)
+    hidden = torch.relu(x @ weights.w1.T + weights.b1)
+    return (hidden @ weights.w2.T + weights.b2).permute(2, 0, 1)
+
+
+@given(
+    seed=st.integers(0, 99), length=st.integers(0, 40), threshold=st.sampled_from([1.0, 8.0, 512.0])
+)
+def test_fire_equals_reference_module(seed, length, threshold):
+    """Non-causal FIRE equals the paper's code; causal FIRE equals it below the diagonal."""
+    weights = _fire_weights(seed, c=0.3, threshold=threshold)
+    want = fire_reference(weights, length)
+    got = fire_bias(weights, length, length, causal=False, dtype=torch.float64)
+    torch.testing.assert_close(got, want, rtol=1e-13, atol=1e-13)
+    causal = fire_bias(weights, length, length, dtype=torch.float64)
+    future = relative_positions(length, length) > 0
+    assert bool(torch.isneginf(causal[:, future]).all())
+    torch.testing.assert_close(causal[:, ~future], want[:, ~future], rtol=1e-13, atol=1e-13)
+
+
+@given(seed=st.integers(0, 99), q_len=st.integers(0, 10), extra=st.integers(0, 30))
+def test_fire_cache_rows_equal_full_rows(seed, q_len, extra):
+    """Queries at the end of a key/value cache get the last rows of the full bias."""
+    weights = _fire_weights(seed, threshold=5.0)
+    k_len = q_len + extra
+    full = fire_bias(weights, k_len, k_len, dtype=torch.float64)
+    assert torch.equal(
+        fire_bias(weights, q_len, k_len, dtype=torch.float64), full[:, k_len - q_len :]
+    )
+
+
+def _identity_fire(c: float, threshold: float) -> FireWeights:
+    """An MLP that returns its input, so the bias is the normalised log-distance itself."""
+    one, zero = torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
+    return FireWeights(one, zero, one, zero, c, threshold)
+
+
+@given(length=st.integers(1, 3000), c=st.floats(0.01, 10.0), threshold=st.floats(1.0, 1000.0))
+def test_fire_mlp_input_stays_in_unit_interval(length, c, threshold):
+    """The MLP's input psi(m - p) / psi(max(L, m)) lies in [0, 1) at any length.
+
+    For every query and past key: the MLP never sees an input outside the trained range.
+    """
+    x = fire_bias(_identity_fire(c, threshold), 1, length, dtype=torch.float64)[0, 0]
+    assert float(x.min()) >= 0.0 and float(x.max()) < 1.0
+
+
+def test_fire_input_of_the_farthest_key():
+    """The farthest key's input is 1 for queries at or past L and psi(m) / psi(L) before it.
+
+    The numbers of the page's figure (L = 64, c = 0.1): the query at 32 ends at about 0.72.
+    """
+    psi = lambda x: math.log(0.1 * x + 1)  # noqa: E731
+    for m, want in [(32, psi(32) / psi(64)), (64, 1.0), (128, 1.0), (512, 1.0)]:
+        x = fire_bias(_identity_fire(0.1, 64.0), 1, m + 1, dtype=torch.float64)[0, 0]  # query m
+        assert math.isclose(float(x[0]), want, rel_tol=1e-5)  # the key at 0
+    assert round(psi(32) / psi(64), 2) == 0.72
+
+
+@given(seed=st.integers(0, 99), shift=st.integers(1, 20))
+def test_fire_is_relative_below_the_threshold(seed, shift):
+    """Before the threshold L the bias depends on m - p only; past it, on m too.
+
+    For queries before L the normaliser is psi(L); past L it grows with m, so the same
+    distance maps to a smaller input.
+    """
+    bias = fire_bias(_fire_weights(seed, threshold=40.0), 80, 80, dtype=torch.float64)
+    m, p = 10, 4
+    torch.testing.assert_close(bias[:, m + shift, p + shift], bias[:, m, p])
+    x = fire_bias(_identity_fire(0.1, 40.0), 80, 80, dtype=torch.float64)[0]
+    assert float(x[50 + shift, 40 + shift]) < float(x[50, 40])
+
+
+def test_fire_refuses_bad_input():
+    good = _fire_weights(0)
+    with pytest.raises(ValueError, match="FireWeights must have shapes"):
+        fire_bias(good._replace(w1=torch.zeros(8)), 3, 3)
+    with pytest.raises(ValueError, match="threshold"):
+        fire_bias(good._replace(threshold=0.0), 3, 3)
+    with pytest.raises(TypeError, match="FireWeights"):
+        fire_bias((1, 2, 3, 4), 3, 3)

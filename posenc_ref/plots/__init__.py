@@ -16,6 +16,8 @@ The modules follow the pages:
   ``python -m posenc_ref inspect --plot``).
 - ``plots.models``: per-pair wavelengths of released models (``models.md``).
 - ``plots.axial``: one pair's angle over a patch grid (``axial.md``).
+- ``plots.beyond_rope``: NoPE's signal, p-RoPE, xPos, FoPE, RoPE-Mixed (``beyond_rope.md``).
+- ``plots.relative_terms``: Transformer-XL, DeBERTa, KERPLE, FIRE, CoPE (``relative.md``).
 
 Every function is also importable from here (``from posenc_ref.plots import heatmap``). The
 visual tour (``tour.md``) reuses the figures of the first two. The benchmark figures are not
@@ -39,6 +41,18 @@ from .absolute import (
     waves_default,
 )
 from .axial import axial_pair_angles
+from .beyond_rope import (
+    fope_default,
+    fope_series,
+    nope_signal,
+    nope_signal_default,
+    p_rope_default,
+    p_rope_frequencies,
+    rope_mixed_default,
+    rope_mixed_scores,
+    xpos_decay,
+    xpos_decay_default,
+)
 from .check import (
     compare_angles,
     error_positions,
@@ -78,6 +92,18 @@ from .relative import (
     alibi_heads,
     t5_buckets,
     t5_buckets_default,
+)
+from .relative_terms import (
+    cope_counts,
+    cope_default,
+    deberta_default,
+    deberta_positions,
+    fire_default,
+    fire_interpolation,
+    kerple_default,
+    kerple_kernels,
+    transformer_xl_default,
+    transformer_xl_terms,
 )
 from .rope import (
     rope_decay,
@@ -137,4 +163,24 @@ __all__ = [
     "llama31_compare",
     "zoo_wavelengths",
     "axial_pair_angles",
+    "nope_signal",
+    "nope_signal_default",
+    "p_rope_frequencies",
+    "p_rope_default",
+    "xpos_decay",
+    "xpos_decay_default",
+    "fope_series",
+    "fope_default",
+    "rope_mixed_scores",
+    "rope_mixed_default",
+    "transformer_xl_terms",
+    "transformer_xl_default",
+    "deberta_positions",
+    "deberta_default",
+    "kerple_kernels",
+    "kerple_default",
+    "fire_interpolation",
+    "fire_default",
+    "cope_counts",
+    "cope_default",
 ]

@@ -1,0 +1,1 @@
+"""Experiments that train models: the measured comparison of position encodings (compare.py)."""
