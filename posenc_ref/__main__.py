@@ -18,8 +18,11 @@ RoPE (``.safetensors``, ``.npz`` or ``.json``) and ``python -m posenc_ref verify
 diagnoses someone's outputs for them (:mod:`posenc_ref.testing`; explained on the site:
 [other frameworks](frameworks.md#frameworks-vectors)).
 
-One function per command (``_inspect``, ``_vectors``, ``_verify``), registered in ``COMMANDS``
-with the function adding its parser.
+One function per command (``_inspect``, ``_vectors``, ``_verify``, ``_compare``), registered in
+``COMMANDS`` with the function adding its parser. The console scripts ``posenc-ref`` and
+``posenc_ref`` run :func:`main`. ``--json``, ``inspect --cache`` and ``compare A B`` live in
+:mod:`posenc_ref.cli`; messages name the command line's flags (``--layout half``), not the
+Python keywords.
 
 Exit status: 0 on success; 2 for a usage error, a missing or unreadable file, bad JSON, a
 vectors file that breaks its format, or a config the reader refuses (named in the message); 1
@@ -37,6 +40,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from . import __version__
+from .cli import _commands as cli
+from .cli._words import HelpFormatter, cli_words, examples, prog
 from .encodings._describe import describe_encoding
 from .encodings._describe import describe_rope as describe
 from .encodings._describe import wrap as _wrap
@@ -59,13 +65,20 @@ class _Refused(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
+    program = prog()
     parser = argparse.ArgumentParser(
-        prog="python -m posenc_ref",
+        prog=program,
         description="posenc_ref's command line: explain a model's positional encoding.",
+        epilog=examples(None, program),
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"posenc-ref {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add, _ in COMMANDS.values():
         add(commands)
+    for name, sub in commands.choices.items():  # an example per subcommand, under its help
+        sub.epilog = examples(name, program)
+        sub.formatter_class = HelpFormatter
     return parser
 
 
@@ -84,6 +97,7 @@ def _add_inspect(commands: argparse._SubParsersAction) -> None:
     inspect.add_argument(
         "config",
         metavar="CONFIG",
+        nargs="?",
         help="a config.json, a folder holding one, or a model id (ORG/NAME) whose config.json "
         "is in the local Hugging Face cache (nothing is downloaded)",
     )
@@ -107,16 +121,24 @@ def _add_inspect(commands: argparse._SubParsersAction) -> None:
     inspect.add_argument(
         "--all-pairs", action="store_true", help="list every pair (default: at most 16 rows)"
     )
+    cli.add_inspect_flags(inspect)
 
 
 # --------------------------------------------------------------------------- inspect
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    if args.cache or args.config is None:
+        return _inspect_cache(args)
+    if args.where:
+        raise _Refused("--where filters the rows of --cache; add --cache, or leave --where out")
     plot = _plot_target(args.plot) if args.plot else None  # refuse a bad target before printing
-    path = _locate(args.config)
-    config = _read_config(path)
-    encoding = _encoding(config, args.layer_type, args.layout)
+    path, encoding = _read(args.config, args.layer_type, args.layout)
+    if args.json:
+        print(cli.inspect_json(args.config, path, encoding))
+        if plot is not None and encoding.kind == "rope":
+            _plot(encoding, *plot)
+        return 0
     print(describe_encoding(encoding, all_pairs=args.all_pairs))
     if plot is not None:
         if encoding.kind != "rope":
@@ -130,6 +152,25 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _inspect_cache(args: argparse.Namespace) -> int:
+    if args.config is not None:
+        raise _Refused(f"--cache reads every cached model: leave out {args.config}")
+    if args.config is None and not args.cache:
+        raise _Refused("give a CONFIG (a config.json, a folder or a model id), or --cache")
+    if args.plot or args.layer_type:
+        raise _Refused("--plot and --layer-type apply to one CONFIG, not to --cache")
+    try:
+        return cli.inspect_cache(args, lambda path: _read(str(path), None, args.layout)[1])
+    except ValueError as error:  # a --where the filter cannot read
+        raise _Refused(str(error)) from error
+
+
+def _read(argument: str, layer_type: str | None, layout: str | None):
+    """``(path, encoding)`` of a file, a folder or a cached model id, or ``_Refused``."""
+    path = _locate(argument)
+    return path, _encoding(_read_config(path), layer_type, layout)
+
+
 def _encoding(config: dict, layer_type: str | None, layout: str | None):
     from .encodings import positional_encoding
 
@@ -138,10 +179,7 @@ def _encoding(config: dict, layer_type: str | None, layout: str | None):
     except NotImplementedError as error:
         raise _Refused(f"config not supported: {error}") from error
     except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as error:
-        message = _message(error)
-        if "layer_type" in message and layer_type is None:
-            message += " (on the command line: --layer-type T)"
-        raise _Refused(f"config refused: {message}") from error
+        raise _Refused(f"config refused: {_message(error)}") from error
 
 
 def _message(error: BaseException) -> str:
@@ -172,12 +210,17 @@ def _locate(argument: str) -> Path:
             raise _Refused(str(error)) from error
         if found is not None:
             return found
+        from .cli._cache import close_ids
+
+        close = close_ids(argument)
         raise _Refused(
             f"{argument}: no such file, and no config.json of the model {argument} in the local "
             f"Hugging Face cache (looked in {repo}/snapshots/, found from HF_HUB_CACHE, HF_HOME "
-            "or ~/.cache/huggingface/hub). posenc_ref never downloads: pass the path of its "
-            "config.json instead, e.g. after huggingface-cli download "
-            f"{argument} config.json, the file {repo}/snapshots/REVISION/config.json"
+            "or ~/.cache/huggingface/hub). "
+            + (f"Did you mean {' or '.join(close)} (in the cache)? " if close else "")
+            + "posenc_ref never downloads: fetch it with hf download "
+            f"{argument} config.json, then run this again (or pass the file it writes, "
+            f"{repo}/snapshots/REVISION/config.json)"
         )
     raise _Refused(f"{argument}: no such file")
 
@@ -414,8 +457,17 @@ def _verify(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- main
 
+
+def _compare(args: argparse.Namespace) -> int:
+    try:
+        return cli.compare(args, lambda argument: _read(argument, args.layer_type, args.layout))
+    except ValueError as error:
+        raise _Refused(_message(error)) from error
+
+
 COMMANDS: dict[str, tuple[Callable, Callable[[argparse.Namespace], int]]] = {
     "inspect": (_add_inspect, _inspect),
+    "compare": (cli.add_compare, _compare),
     "vectors": (_add_vectors, _vectors),
     "verify": (_add_verify, _verify),
 }
@@ -434,7 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success, 1 when ``verify`` finds a disagreement, 2 on a usage error or a refused
-        config, 3 on a failure inside posenc_ref.
+        config, 3 on a failure inside posenc_ref, 141 when stdout's reader went away.
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -452,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except _Refused as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {cli_words(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as error:  # noqa: BLE001 - the last guard: a message, never a traceback
         print(

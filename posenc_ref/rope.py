@@ -582,9 +582,16 @@ class RotaryEmbedding(nn.Module):
             extra += f", mrope_section={self.mrope_section} ({self.mrope_assignment})"
         if self.query_scale is not None:
             extra += f", query_scale={self.query_scale.describe()!r}"
+        # The model's context, where the module knows it; the table's length is only a cache
+        # (it grows on demand), so it is named as one and never as max_len.
+        spec, context = self.spec, ""
+        if spec is not None and (spec.original_max_len or spec.max_len):
+            context = f", original_max_len={spec.original_max_len}, max_positions={spec.max_len}"
+        elif "original_max_len" in self.scaling_params:
+            context = f", original_max_len={self.scaling_params['original_max_len']}"
         return (
             f"head_dim={self.head_dim}{partial}, base={self.base}, layout={self.layout!r}, "
-            f"scaling={self.method}, max_len={self.max_len}{extra}"
+            f"scaling={self.method}{context}{extra}, cached_rows={self.max_len}"
         )
 
 

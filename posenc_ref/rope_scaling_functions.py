@@ -408,12 +408,21 @@ def llama3(
     original_max_len = check_int("original_max_len", original_max_len, minimum=1)
     omega = _inv_freq(dim, base)
     turns = original_max_len * omega / (2 * math.pi)  # L / lambda_i
-    result = torch.where(turns < low, omega / factor, omega)  # lambda > L/l: slow band
-    middle = (turns >= low) & (turns <= high)  # L/h <= lambda <= L/l
+    slow, middle = _llama3_bands(turns, low, high)
+    result = torch.where(slow, omega / factor, omega)
     if high > low:
         sigma = (turns - low) / (high - low)
         result = torch.where(middle, (1 - sigma) * omega / factor + sigma * omega, result)
     return ScaledFrequencies(result, 1.0)
+
+
+def _llama3_bands(
+    turns: torch.Tensor, low: float, high: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    # Llama 3's band of each pair from its turns L / lambda_i: (slow, middle) masks, (dim // 2,).
+    # slow: lambda > L/l, divided by the factor; middle: L/h <= lambda <= L/l, blended; the rest
+    # (the fast pairs) keep their frequency. The command line's `compare` groups pairs by them.
+    return turns < low, (turns >= low) & (turns <= high)
 
 
 def _check_factor_list(name: str, values: object, pairs: int) -> torch.Tensor:

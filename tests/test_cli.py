@@ -552,7 +552,7 @@ def test_a_model_id_not_in_the_cache_names_the_file_to_pass(tmp_path, capsys, cl
     repo = tmp_path / "cache" / "models--Qwen--Qwen3-8B"
     one_line_error(status, out, err, "no config.json of the model Qwen/Qwen3-8B", "never downloads")
     assert f"{repo}/snapshots/REVISION/config.json" in err
-    assert "huggingface-cli download Qwen/Qwen3-8B config.json" in err
+    assert "hf download Qwen/Qwen3-8B config.json" in err and "huggingface-cli" not in err
 
 
 def test_a_folder_holding_a_config_is_read(tmp_path, capsys):

@@ -68,9 +68,11 @@ from .beyond_rope import (
 )
 from .check import (
     check_allowance,
+    compare_angles,
     error_positions,
     hf_rope_error,
     hf_rope_error_fns,
+    llama31_compare,
     llama31_wavelengths,
     rope_error_curves,
     rope_error_plot,
@@ -196,6 +198,8 @@ __all__ = [
     "hf_rope_error",
     "spec_wavelengths",
     "llama31_wavelengths",
+    "compare_angles",
+    "llama31_compare",
     "zoo_wavelengths",
     "axial_pair_angles",
     "nope_signal",

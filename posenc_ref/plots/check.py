@@ -27,6 +27,8 @@ __all__ = [
     "hf_rope_error",
     "spec_wavelengths",
     "llama31_wavelengths",
+    "compare_angles",
+    "llama31_compare",
 ]
 
 
@@ -335,3 +337,71 @@ def _llama31_wavelengths_facts() -> dict[str, str]:
         "original": str(spec.original_max_len),
         "max_len": str(spec.max_len),
     }
+
+
+def compare_angles(document: Mapping) -> Figure:
+    r"""Per pair, how far two RoPEs' angles part: what ``posenc-ref compare A B --plot`` draws.
+
+    ``document`` is ``compare``'s JSON (``posenc-ref compare A B --json``, or
+    ``{"layers": [posenc_ref.cli.compare_specs(a, b)]}``): one panel per pair of layer types
+    compared, with :math:`|\theta_A(m) - \theta_B(m)|` per pair, largest over the original
+    context and at each position past it, on a log scale (a zero difference is not drawn), and the
+    bands of pairs named above.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = _pyplot()
+    layers = [layer for layer in document["layers"] if layer["comparable"]]
+    fig, axes = plt.subplots(len(layers), 1, figsize=(7.5, 3.6 * len(layers)), squeeze=False)
+    for ax, layer in zip(axes[:, 0], layers, strict=True):
+        pairs = [p["pair"] for p in layer["pairs"]]
+        curves = [(f"largest over m < {layer['context']}", [p["inside"] for p in layer["pairs"]])]
+        for k, position in enumerate(layer["positions"]):
+            curves.append((f"m = {position}", [p["past"][k] for p in layer["pairs"]]))
+        for label, values in curves:
+            drawn = [v if v else float("nan") for v in values]
+            ax.semilogy(pairs, drawn, "o-", ms=2.5, lw=1, label=label)
+        ax.set_xlim(-0.5, len(pairs) - 0.5)
+        for band in layer["bands"]:  # a dashed line where each band starts, and its name
+            first, last = band["pairs"]
+            if first > 0:
+                ax.axvline(first - 0.5, color="0.6", lw=0.8, ls="--")
+            ax.text((first + last) / 2, 1.02, band["name"], transform=ax.get_xaxis_transform(),
+                    ha="center", va="bottom", fontsize=8, color="0.3")  # fmt: skip
+            if not band["inside"] and not any(band["past"]):  # nothing drawn: say why
+                ax.text((first + last) / 2, 0.5, "no difference\nat any position",
+                        transform=ax.get_xaxis_transform(), ha="center", va="center",
+                        fontsize=9, color="0.3")  # fmt: skip
+        ax.set_xlabel("pair i (fastest first)")
+        ax.set_ylabel("|theta_A(m) - theta_B(m)| (rad)")
+        where = layer["layer_type_a"]
+        ax.set_title(
+            "angle difference per pair" + (f", {where}" if where else "") + " (zero: not drawn)",
+            fontsize=10,
+            pad=16,
+        )
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def llama31_compare() -> Figure:
+    """:func:`compare_angles` for Llama 3.1's released config against it without its scaling.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..cli import compare_specs
+    from ..models import released_config, rope_spec
+
+    config = released_config("Llama 3.1")
+    unscaled = {k: v for k, v in config.items() if k != "rope_scaling"}
+    return compare_angles({"layers": [compare_specs(rope_spec(config), rope_spec(unscaled))]})
+
+
+@site_figure("cli_compare_llama31.svg")
+def _site_llama31_compare() -> Figure:
+    return llama31_compare()

@@ -1,0 +1,190 @@
+r"""What the command line adds to ``inspect``, and the ``compare`` command.
+
+``inspect --json`` and ``inspect --cache`` (``_cache``), and ``compare A B``
+(``_compare``): their parsers' flags, and the functions that print their text, their JSON
+(``_schema``) and the figure. Reading a file or an id, and the refusals, stay in
+``posenc_ref.__main__``, which passes its reader in (``read``: argument -> (path, encoding)).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ._schema import dumps, encoding_json, envelope
+
+Reader = Callable[[str], tuple[Path, Any]]
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON instead of text (schema posenc_ref.cli, documented on the site)",
+    )
+
+
+# --------------------------------------------------------------------------- inspect
+
+
+def add_inspect_flags(inspect: argparse.ArgumentParser) -> None:
+    """``--json``, ``--cache`` and ``--where`` on ``inspect``."""
+    add_json(inspect)
+    inspect.add_argument(
+        "--cache",
+        action="store_true",
+        help="every model in the local Hugging Face cache, one row each (no CONFIG)",
+    )
+    inspect.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --cache: only the rows where KEY is VALUE (or KEY!=VALUE); numbers compare "
+        "as numbers, text with shell wildcards (id=Qwen/*); repeat to combine. Keys: id, "
+        "model_type, encoding, status, layer_type, rope_type, layout, head_dim, rotary_dim, "
+        "base, factor, original_max_len, max_len",
+    )
+
+
+def inspect_json(argument: str, path: Path, encoding: Any) -> str:
+    """``inspect --json``: the encoding with every layer type, its notes and per-pair tables."""
+    return dumps(
+        envelope("inspect", input=argument, config=str(path), encoding=encoding_json(encoding))
+    )
+
+
+def inspect_cache(args: argparse.Namespace, read_path: Callable[[Path], Any]) -> int:
+    """``inspect --cache``: a table (or JSON) of every cached model; refused ones get a row."""
+    from .._hub_cache import hub_cache
+    from ._cache import Where, filtered, scan, table
+
+    wheres = [Where.parse(text) for text in args.where]  # ValueError: refused by the caller
+    cache = hub_cache()
+    rows = filtered(scan(read_path, cache), wheres)
+    if args.json:
+        print(dumps(envelope("inspect", cache=str(cache), models=[r.as_json() for r in rows])))
+        return 0
+    if not rows:
+        what = "no model matches --where" if wheres else "no model"
+        print(f"{what} in the Hugging Face cache {cache}")
+        return 0
+    print(table(rows))
+    failed = sum(row.error is not None for row in rows)
+    models = f"{len(rows)} model" + ("s" if len(rows) != 1 else "")
+    print(
+        f"\n{models} in {cache}"
+        + (f"; {failed} could not be read (the reasons are above)" if failed else "")
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def add_compare(commands: argparse._SubParsersAction) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="what differs between two configs' RoPE, and by how much the angles move",
+        description=(
+            "Compare the RoPE of two configs (files, folders or cached model ids): the fields "
+            "that differ (widths, layout, base, scaling and its parameters), the largest "
+            "angle difference in radians per band of pairs (Llama 3's or YaRN's fast, middle "
+            "and slow pairs; deciles otherwise) over the original context and at positions "
+            "past it, and the last position up to which every angle agrees within the float32 "
+            "bound of posenc_ref.testing."
+        ),
+    )
+    compare.add_argument("a", metavar="A", help="a config.json, a folder or a model id")
+    compare.add_argument("b", metavar="B", help="the other one")
+    compare.add_argument("--layer-type", metavar="T", help="only this layer type")
+    compare.add_argument(
+        "--layout",
+        choices=["interleaved", "half"],
+        help="RoPE pair layout, for a model_type posenc_ref does not know (both configs)",
+    )
+    compare.add_argument(
+        "--context",
+        type=int,
+        metavar="L0",
+        help="the original context (default: the smaller one the two configs state)",
+    )
+    compare.add_argument(
+        "--at",
+        metavar="POSITIONS",
+        help="comma-separated positions past the original context (default: 2 L0 and each "
+        "config's max_position_embeddings - 1)",
+    )
+    compare.add_argument("--plot", metavar="FILE", help="draw the per-pair difference to FILE")
+    add_json(compare)
+
+
+def positions_of(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        positions = [int(p) for p in text.replace(" ", "").split(",") if p]
+    except ValueError:
+        raise ValueError(
+            f"--at {text}: give positions as integers, e.g. --at 16384,65536"
+        ) from None
+    if not positions or min(positions) < 0:
+        raise ValueError(f"--at {text}: give one or more positions >= 0")
+    return positions
+
+
+def run_compare(args: argparse.Namespace, read: Reader) -> tuple[dict, str]:
+    """The comparison as JSON-ready data and as text."""
+    from ._compare import compare_specs, pairs_of
+
+    if args.context is not None and args.context < 1:
+        raise ValueError(f"--context {args.context}: the original context must be >= 1")
+    positions = positions_of(args.at)
+    sides = {}
+    for name, argument in (("a", args.a), ("b", args.b)):
+        path, encoding = read(argument)
+        sides[name] = (argument, path, encoding)
+    (_, _, ea), (_, _, eb) = sides["a"], sides["b"]
+    document = envelope(
+        "compare",
+        **{
+            n: {"input": arg, "config": str(p), "model_type": e.model_type, "kind": e.kind}
+            for n, (arg, p, e) in sides.items()
+        },
+    )
+    document["layers"], document["notes"] = [], []
+    if ea.kind != "rope" or eb.kind != "rope":
+        document["notes"].append(
+            f"A uses {ea.kind} positions and B {eb.kind}: only two RoPEs have angles to compare"
+        )
+        return document, compare_text(document)
+    pairs, notes = pairs_of(dict(ea.specs), dict(eb.specs), args.layer_type)
+    document["notes"] += notes
+    document["layers"] = [
+        compare_specs(a, b, context=args.context, positions=positions) for a, b in pairs
+    ]
+    return document, compare_text(document)
+
+
+def compare_text(document: dict) -> str:
+    from ._report import render
+
+    return render(document)
+
+
+def compare(args: argparse.Namespace, read: Reader) -> int:
+    """``compare A B``: text or JSON, and the figure with ``--plot``."""
+    from ._report import plot
+
+    target = Path(args.plot) if args.plot else None
+    if target is not None and not target.parent.is_dir():
+        raise ValueError(f"--plot {args.plot}: the folder {target.parent} does not exist")
+    document, text = run_compare(args, read)
+    print(dumps(document) if args.json else text)
+    if target is not None:
+        written = plot(document, target)
+        if not args.json:
+            print(f"\nfigure written to {written}" if written else "\nno figure: nothing to draw")
+    return 0
