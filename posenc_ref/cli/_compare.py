@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 from ..absolute import inv_freq as plain_inv_freq
-from ..testing._common import ANGLE_MARGIN, ANGLE_ULPS, UNIT_ROUNDOFF
+from ..testing import float32_angle_allowance
 from ._schema import plain, spec_json
 
 _NOT_COMPARED = {"pairs", "model_type", "layer_type"}
@@ -155,13 +155,15 @@ def difference(a: Any, b: Any, position: int) -> torch.Tensor:
 
 
 def bound(a: Any, b: Any, position: int) -> torch.Tensor:
-    """The kit's float32 allowance of an angle at ``position``, per pair (the larger of the two)."""
-    u = UNIT_ROUNDOFF[torch.float32]
-    allowed = []
-    for spec in (a, b):
-        omega = frequencies_at(spec, position).abs().clamp(min=1e-300)
-        log = torch.log(1 / omega).clamp(min=0)
-        allowed.append(ANGLE_MARGIN * u * position * omega * (log + ANGLE_ULPS))
+    """The kit's float32 allowance of an angle at ``position``, per pair (the larger of the two).
+
+    :func:`posenc_ref.testing.float32_angle_allowance`, evaluated for each side's frequencies.
+    """
+    at = torch.tensor([position])
+    allowed = [
+        float32_angle_allowance(at, frequencies_at(spec, position), base=spec.base)[0]
+        for spec in (a, b)
+    ]
     return torch.maximum(*allowed)
 
 
