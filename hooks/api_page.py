@@ -30,6 +30,7 @@ ORDER = [
     "relative",
     "rope",
     "rope_scaling",
+    "dual_chunk",
     "mrope",
     "axial",
     "models",
