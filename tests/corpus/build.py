@@ -7,6 +7,7 @@ the MLA widths); ``tiny`` checks that it did.
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 from dataclasses import dataclass
@@ -110,7 +111,9 @@ def resolve(raw: dict) -> Resolved:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            config = config_class.from_dict(dict(values))
+            # a deep copy: from_dict edits nested dicts in place (Kimi K2.5's wrapper renames
+            # its text_config's model_type), and the file's dict is read again afterwards
+            config = config_class.from_dict(copy.deepcopy(values))
         except Exception as exc:  # noqa: BLE001 (transformers' own refusal is the result)
             message = f"{config_class.__name__}.from_dict: {type(exc).__name__}: {exc}"
             raise CannotBuild(message) from exc
