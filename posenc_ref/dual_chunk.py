@@ -12,9 +12,11 @@ it and the key:
 
 .. math::
 
-    q_{\text{intra}}(i) = i \bmod c, \qquad
-    q_{\text{succ}}(i) = \min(i \bmod c + c,\ S), \qquad
-    q_{\text{inter}} = \min(2c - 1,\ S),
+    \begin{aligned}
+    q_{\text{intra}}(i) &= i \bmod c, \\
+    q_{\text{succ}}(i) &= \min(i \bmod c + c,\ S), \\
+    q_{\text{inter}} &= \min(2c - 1,\ S),
+    \end{aligned}
 
 for a key in the query's own chunk, in the chunk before it, and further back. The score of the
 pair then depends on the distance :math:`q_{\text{regime}}(i) - (j \bmod c)` instead of
@@ -92,9 +94,10 @@ def dual_chunk_positions(
 
     .. math::
 
-        k(j) = j \bmod c, \quad q_{\text{intra}}(i) = i \bmod c, \quad
-        q_{\text{succ}}(i) = \min(i \bmod c + c, S), \quad
-        q_{\text{inter}} = \min(2c - 1, S)
+        \begin{aligned}
+        k(j) &= j \bmod c, & q_{\text{intra}}(i) &= i \bmod c, \\
+        q_{\text{succ}}(i) &= \min(i \bmod c + c, S), & q_{\text{inter}} &= \min(2c - 1, S)
+        \end{aligned}
 
     with :math:`S` = ``chunk_size``, :math:`w` = ``local_size``, :math:`c = S - w`.
 
