@@ -28,8 +28,11 @@ ORDER = [
     "absolute",
     "properties",
     "relative",
+    "rope_functions",
     "rope",
+    "rope_scaling_functions",
     "rope_scaling",
+    "query_scale",
     "dual_chunk",
     "mrope",
     "axial",
@@ -46,49 +49,70 @@ def _is_public_package(path: Path) -> bool:
     return path.is_dir() and not path.name.startswith("_") and (path / "__init__.py").is_file()
 
 
+def _package_modules(package: Path, prefix: str) -> list[str]:
+    """A subpackage, its public modules, then its own subpackages (each the same way)."""
+    name = f"{prefix}{package.name}"
+    subs = {p.stem for p in package.glob("*.py") if not p.stem.startswith("_")} - {"__init__"}
+    modules = [name] + [f"{name}.{m}" for m in _ordered(subs)]
+    for inner in sorted(p for p in package.iterdir() if _is_public_package(p)):
+        modules += _package_modules(inner, f"{name}.")
+    return modules
+
+
 def public_modules(root: Path) -> list[str]:
     """Dotted names below ``posenc_ref``: modules in reading order, then each subpackage.
 
-    A subpackage is followed by its own public modules (``plots``, ``plots.absolute``, ...).
+    A subpackage is followed by its own public modules (``plots``, ``plots.absolute``, ...) and
+    its subpackages (``models.families``, ...).
     """
     top = root / PACKAGE
     modules = _ordered({p.stem for p in top.glob("*.py") if not p.stem.startswith("_")})
     for package in sorted(p for p in top.iterdir() if _is_public_package(p)):
-        subs = {p.stem for p in package.glob("*.py") if not p.stem.startswith("_")} - {"__init__"}
-        modules += [package.name] + [f"{package.name}.{m}" for m in _ordered(subs)]
+        modules += _package_modules(package, "")
     return modules
 
 
-def _own_names(init: Path) -> list[str]:
-    """Names of a package's ``__all__`` that its modules do not define (its own API)."""
-    tree = ast.parse(init.read_text(encoding="utf-8"))
+def _is_public_import(node: ast.ImportFrom) -> bool:
+    """``from .module import x`` (at any depth) from a module with no private part in its name."""
+    parts = (node.module or "").split(".")
+    return node.level >= 1 and not any(part.startswith("_") for part in parts)
+
+
+def _own_names(path: Path) -> tuple[list[str], list[str]]:
+    """``(own, exported)``: what of ``__all__`` no other public module defines; all of it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     exported: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             exported = [ast.literal_eval(e) for e in node.value.elts]
-    from_submodules = {
+    from_public = {
         alias.asname or alias.name
         for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and not node.module.startswith("_")
+        if isinstance(node, ast.ImportFrom) and _is_public_import(node)
         for alias in node.names
     }
-    return [name for name in exported if name not in from_submodules]
+    return [name for name in exported if name not in from_public], exported
 
 
 def blocks(root: Path) -> list[str]:
-    """The mkdocstrings blocks that replace the marker."""
+    """The mkdocstrings blocks that replace the marker.
+
+    A module that re-exports names of another public module (``rope`` re-exports
+    ``rope_functions``; a package its modules' names) shows only its own: each object is shown
+    once, where it is defined, and resolves under every name it is exported as.
+    """
     out = []
     for name in public_modules(root):
         path = root / PACKAGE / name.replace(".", "/")
-        if path.is_dir():
-            members = ", ".join(_own_names(path / "__init__.py"))
-            out.append(f"::: {PACKAGE}.{name}\n    options:\n      members: [{members}]")
-        elif "." in name:
-            out.append(f"::: {PACKAGE}.{name}\n    options:\n      heading_level: 3")
-        else:
-            out.append(f"::: {PACKAGE}.{name}")
+        source = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        own, exported = _own_names(source)
+        options = [] if "." not in name else ["      heading_level: 3"]
+        if path.is_dir() or own != exported:
+            options.append(f"      members: [{', '.join(own)}]")
+        block = f"::: {PACKAGE}.{name}"
+        out.append(block + ("\n    options:\n" + "\n".join(options) if options else ""))
     return out
 
 

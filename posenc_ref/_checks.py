@@ -1,7 +1,9 @@
 """Argument validation shared by every public function.
 
 Each helper raises an error that names the argument and the accepted values, so that bad input
-never turns into a silent broadcast or a NaN further down.
+never turns into a silent broadcast or a NaN further down. Every check takes the argument's name
+first and its value second, ``check_x(name, value, *, options)``, and returns the value
+(converted where it says so).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def check_bool(name: str, value: object) -> bool:
     return value
 
 
-def check_dim(value: object, name: str = "dim") -> int:
+def check_dim(name: str, value: object) -> int:
     """Return ``value`` if it is a positive even integer, else raise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a positive even integer, got {value!r}")
@@ -47,19 +49,19 @@ def check_dim(value: object, name: str = "dim") -> int:
 def shown(value: object, limit: int = 80) -> str:
     """A value for an error message that cannot fail: cut at ``limit`` characters.
 
-    A 5,000-digit integer is described (Python refuses to print it), and a deeply nested list is
-    summarised (its ``repr`` would exhaust the recursion limit).
+    An integer of 30 digits or more is described by its number of digits (Python refuses to
+    print one past 4,300), and a deeply nested list is summarised six levels down (its ``repr``
+    would exhaust the recursion limit).
     """
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if abs(int(value)) >= 10**100:
-            return f"an integer of about {int(value).bit_length() * 0.30103:.0f} digits"
+        if abs(int(value)) >= 10**30:
+            digits = math.ceil(abs(int(value)).bit_length() * math.log10(2))
+            return f"an integer of about {digits} digits"
     try:
         text = repr(value)
     except (RecursionError, ValueError):
-        summary = reprlib.Repr()
-        summary.maxlevel = 3
         try:
-            text = summary.repr(value)
+            text = reprlib.repr(value)
         except (RecursionError, ValueError):  # a huge integer inside a container
             text = f"a {type(value).__name__}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -80,22 +82,22 @@ def check_positive_float(name: str, value: object, *, minimum: float | None = No
     return value
 
 
-def check_base(value: object) -> float:
+def check_base(name: str, value: object) -> float:
     """Return ``value`` if it is a finite float > 1, else raise.
 
     A base of 1 makes every frequency 1 and a base below 1 reverses the order of the
     frequencies; neither is an encoding anyone uses, so both are refused.
     """
-    base = check_positive_float("base", value)
+    base = check_positive_float(name, value)
     if base <= 1.0:
-        raise ValueError(f"base must be a finite number > 1 (10000 in the paper), got {value!r}")
+        raise ValueError(f"{name} must be a finite number > 1 (10000 in the paper), got {value!r}")
     return base
 
 
-def check_layout(value: object) -> str:
+def check_layout(name: str, value: object) -> str:
     """Return ``value`` if it is a known RoPE pair layout, else raise."""
     if value not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {value!r}")
+        raise ValueError(f"{name} must be one of {LAYOUTS}, got {value!r}")
     return value  # type: ignore[return-value]
 
 
@@ -142,59 +144,59 @@ def values_visible(t: torch.Tensor) -> bool:
 
 
 def check_positions(
-    positions: object, *, integer_only: bool = False, signed: bool = False
+    name: str, positions: object, *, integer_only: bool = False, signed: bool = False
 ) -> torch.Tensor:
     """Return ``positions`` if it is a usable position tensor ``(..., seq_len)``, else raise.
 
     ``signed``: negative positions are allowed (patch coordinates centred on 0, as DINOv3's).
     """
-    positions = check_tensor("positions", positions)
+    positions = check_tensor(name, positions)
     if positions.dtype == torch.bool or positions.dtype.is_complex:
-        raise TypeError(f"positions must hold integers or floats, got dtype {positions.dtype}")
+        raise TypeError(f"{name} must hold integers or floats, got dtype {positions.dtype}")
     if positions.dtype in HALF_DTYPES:
         # bfloat16 has 8 significant bits: 257 rounds to 256, so two tokens share an angle.
         raise TypeError(
-            f"positions must not be {positions.dtype} (it cannot represent every integer above "
+            f"{name} must not be {positions.dtype} (it cannot represent every integer above "
             "256); use an integer dtype such as torch.long (or float32/float64)"
         )
     if integer_only and positions.is_floating_point():
-        raise TypeError(f"positions must have an integer dtype here, got {positions.dtype}")
+        raise TypeError(f"{name} must have an integer dtype here, got {positions.dtype}")
     if positions.dim() == 0:
-        raise ValueError("positions must have at least one dimension (..., seq_len), got a scalar")
+        raise ValueError(f"{name} must have at least one dimension (..., seq_len), got a scalar")
     if values_visible(positions) and positions.numel():  # numel first would specialise shapes
         if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
-            raise ValueError("positions must be finite")
+            raise ValueError(f"{name} must be finite")
         if not signed and bool((positions < 0).any()):
-            raise ValueError(f"positions must be >= 0, got a minimum of {positions.min().item()}")
+            raise ValueError(f"{name} must be >= 0, got a minimum of {positions.min().item()}")
     return positions
 
 
-def check_inv_freq(inv_freq: object) -> torch.Tensor:
+def check_inv_freq(name: str, inv_freq: object) -> torch.Tensor:
     """Return ``inv_freq`` if it is a 1-D float32/float64 frequency vector, else raise."""
     # A ScaledFrequencies, a NamedTuple (not imported: rope_scaling depends on this module); the
     # tuple test comes first so that hasattr never runs on a tensor, which old dynamo rejects.
     if isinstance(inv_freq, tuple) and hasattr(inv_freq, "attention_factor"):
         raise TypeError(
-            "inv_freq must be a tensor; for a ScaledFrequencies `freqs` pass "
+            f"{name} must be a tensor; for a ScaledFrequencies `freqs` pass "
             "freqs.inv_freq, attention_factor=freqs.attention_factor"
         )
-    inv_freq = check_tensor("inv_freq", inv_freq)
+    inv_freq = check_tensor(name, inv_freq)
     if inv_freq.dim() != 1 or inv_freq.numel() == 0 or not inv_freq.is_floating_point():
         raise ValueError(
-            f"inv_freq must be a non-empty 1-D floating tensor of shape (rotary_dim // 2,), "
+            f"{name} must be a non-empty 1-D floating tensor of shape (rotary_dim // 2,), "
             f"got shape {tuple(inv_freq.shape)} and dtype {inv_freq.dtype}"
         )
     if inv_freq.dtype in HALF_DTYPES:
         # A bfloat16 inv_freq (a model cast with .to(bfloat16)) is off by up to 2**-8 relative, so
         # angles of fast pairs are off by a radian near position 1000 (GPT-NeoX PR #1016).
         raise TypeError(
-            f"inv_freq must be float32 or float64, got {inv_freq.dtype}; rebuild it with "
+            f"{name} must be float32 or float64, got {inv_freq.dtype}; rebuild it with "
             "posenc_ref.inv_freq (float64)"
         )
     if values_visible(inv_freq) and (
         not bool(torch.isfinite(inv_freq).all()) or bool((inv_freq < 0).any())
     ):
-        raise ValueError("inv_freq must be finite and >= 0")
+        raise ValueError(f"{name} must be finite and >= 0")
     return inv_freq
 
 
@@ -208,3 +210,30 @@ def check_table_dtype(name: str, dtype: torch.dtype) -> torch.dtype:
             "is rotated in float32 and rounded once)"
         )
     return dtype
+
+
+def check_even_last(name: str, x: torch.Tensor, what: str = "last dimension") -> int:
+    """Return the size of ``x``'s last dimension if it is positive and even, else raise."""
+    if x.dim() == 0 or x.shape[-1] % 2 or x.shape[-1] == 0:
+        raise ValueError(f"{name}'s {what} must be positive and even, got {tuple(x.shape)}")
+    return x.shape[-1]
+
+
+def check_head_dim(name: str, x: torch.Tensor) -> int:
+    """Return ``head_dim`` of a ``(..., seq_len, head_dim)`` tensor (positive, even), else raise."""
+    if x.dim() < 2:
+        raise ValueError(f"{name} must have shape (..., seq_len, head_dim), got {tuple(x.shape)}")
+    return check_even_last(name, x, "last dimension (head_dim)")
+
+
+def check_rotary_dim(name: str, value: object, *, head_dim: int) -> int:
+    """Return the rotary width: ``head_dim`` for ``None``, else an even ``2 <= r <= head_dim``."""
+    if value is None:
+        return head_dim
+    value = check_dim(name, value)
+    if value > head_dim:
+        raise ValueError(
+            f"{name} must be an even integer <= head_dim={head_dim} (the coordinates past it "
+            f"are passed through), got {value}"
+        )
+    return value

@@ -84,8 +84,8 @@ def inv_freq(
     >>> inv_freq(4, 100.0)
     tensor([1.0000, 0.1000], dtype=torch.float64)
     """
-    dim = check_dim(dim)
-    base = check_base(base)
+    dim = check_dim("dim", dim)
+    base = check_base("base", base)
     dtype = check_float_dtype("dtype", dtype)
     device = check_device(device)
     exponents = torch.arange(0, dim, 2, dtype=torch.float64, device=compute_device(device)) / dim
@@ -144,8 +144,8 @@ def sinusoidal_loop(num_positions: int, dim: int, base: float = 10000.0) -> np.n
         Shape ``(num_positions, dim)``, float64.
     """
     num_positions = check_int("num_positions", num_positions)
-    dim = check_dim(dim)
-    base = check_base(base)
+    dim = check_dim("dim", dim)
+    base = check_base("base", base)
     table = np.zeros((num_positions, dim), dtype=np.float64)
     for t in range(num_positions):  # t: the position (a row)
         for i in range(dim // 2):  # i: the pair index (two columns), not a token
@@ -208,7 +208,7 @@ def sinusoidal(
             f"positions {offset}..{offset + num_positions - 1} go past 2**53, the largest "
             "position float64 angles hold exactly; use offset + num_positions - 1 <= 2**53"
         )
-    dim = check_dim(dim)
+    dim = check_dim("dim", dim)
     dtype = check_float_dtype("dtype", dtype)
     device = check_device(device)
     where = compute_device(device)
@@ -393,7 +393,7 @@ class _AdditivePositionalEncoding(nn.Module):
 
     def __init__(self, dim: int, max_len: int, dropout: float, batch_first: bool) -> None:
         super().__init__()
-        self.dim = check_dim(dim)
+        self.dim = check_dim("dim", dim)
         self.max_len = check_int("max_len", max_len, minimum=1)
         self.batch_first = check_bool("batch_first", batch_first)
         self.dropout = nn.Dropout(check_probability("dropout", dropout))
@@ -500,7 +500,7 @@ class SinusoidalPositionalEncoding(_AdditivePositionalEncoding):
         device: torch.device | str | None = None,
     ) -> None:
         super().__init__(dim, max_len, dropout, batch_first)
-        self.base = check_base(base)
+        self.base = check_base("base", base)
         table = sinusoidal(self.max_len, self.dim, self.base, device=device)  # (max_len, dim)
         self.register_buffer("table", table, persistent=False)
 

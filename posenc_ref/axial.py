@@ -231,7 +231,7 @@ def axial_inv_freq(dim: int, base: float, scheme: str) -> torch.Tensor:
     ``dim`` is the rotated width (a multiple of 4), ``base`` the base :math:`n > 1`.
     """
     dim = _check_axial_dim(dim)
-    return _scheme(scheme).frequencies(dim, check_base(base))
+    return _scheme(scheme).frequencies(dim, check_base("base", base))
 
 
 def axial_pair_axes(dim: int, scheme: str) -> torch.Tensor:
@@ -259,13 +259,13 @@ def grid_positions(height: int, width: int, scheme: str) -> torch.Tensor:
 def _check_tables(
     positions: object, inv_freq: object, pair_axes: object
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    positions = check_positions(positions, signed=True)
+    positions = check_positions("positions", positions, signed=True)
     if positions.dim() < 2 or positions.shape[-1] != 2:
         raise ValueError(
             "positions must have shape (..., num_patches, 2) (column 0 the row, column 1 the "
             f"column coordinate), got {tuple(positions.shape)}; see grid_positions"
         )
-    inv_freq = check_inv_freq(inv_freq)
+    inv_freq = check_inv_freq("inv_freq", inv_freq)
     pair_axes = check_tensor("pair_axes", pair_axes)
     if pair_axes.shape != inv_freq.shape or not bool(((pair_axes == 0) | (pair_axes == 1)).all()):
         raise ValueError(

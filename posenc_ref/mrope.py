@@ -236,7 +236,7 @@ def mrope_pair_rows(
 
 
 def _check_mrope_positions(positions: object, rows: tuple[str, ...]) -> torch.Tensor:
-    positions = check_positions(positions)
+    positions = check_positions("positions", positions)
     if positions.dim() < 2 or positions.shape[0] != len(rows):
         raise ValueError(
             f"M-RoPE positions must have shape ({len(rows)}, ..., seq_len) (rows: "
@@ -304,7 +304,7 @@ def mrope_cos_sin(
     """
     name = _assignment(interleaved, assignment)
     positions = _check_mrope_positions(positions, MROPE_ASSIGNMENTS[name].rows)
-    inv_freq = check_inv_freq(inv_freq)
+    inv_freq = check_inv_freq("inv_freq", inv_freq)
     rows = mrope_pair_rows(mrope_section, assignment=name)
     if rows.numel() != inv_freq.numel():
         raise ValueError(

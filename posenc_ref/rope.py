@@ -1,51 +1,19 @@
-r"""Rotary position embeddings (RoPE): tables, the rotation, both pair layouts, the module.
+r"""Rotary position embeddings (RoPE): the module :class:`RotaryEmbedding`, and its functions.
 
-RoPE rotates each pair of coordinates :math:`(u, v)` of a query or key at position :math:`m` by
-the angle :math:`m\,\omega_i`:
-
-.. math::
-
-    \begin{pmatrix} u' \\ v' \end{pmatrix} =
-    \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\
-                    \sin m\omega_i & \cos m\omega_i \end{pmatrix}
-    \begin{pmatrix} u \\ v \end{pmatrix},
-    \qquad \omega_i = \text{base}^{-2i/d},
-
-with :math:`d` = ``rotary_dim`` (the head width unless partial), so that the score
-:math:`\langle R(m)q, R(p)k\rangle` of a query at :math:`m` and a key at :math:`p` depends on
-:math:`p - m` only.
-
-Pair layouts (which coordinates form pair :math:`i`):
-
-- ``"interleaved"``: :math:`(x_{2i}, x_{2i+1})`. The RoFormer paper, Meta's Llama code (complex
-  numbers), torchtune, rotary-embedding-torch, DeepSeek, GLM. The default here.
-- ``"half"``: :math:`(x_i, x_{i+r/2})`. HF transformers (``rotate_half``),
-  GPT-NeoX, the YaRN reference code.
-
-The two are the same function up to a permutation of the head dimension
-(:func:`to_half_layout`); converting a checkpoint permutes the rows of the query and key
-projections once (:func:`permute_qk_weight`).
-
-Tables hold **one value per pair**, the same for both layouts: the layout is a property of the
-rotation (:func:`apply_rope`), never of the table, so a table cannot be "built for the other
-layout". Partial rotary (GPT-NeoX, Phi, GLM, ...) rotates only the first ``rotary_dim``
-coordinates of each head and copies the rest; the frequencies then use ``rotary_dim`` as the
-width.
-
-Shapes: ``x`` is ``(..., seq_len, head_dim)``, for example ``(batch, heads, seq_len, head_dim)``;
-``positions`` is ``(seq_len,)`` or any shape ``(..., seq_len)`` that broadcasts against
-``x.shape[:-1]``; ``cos`` and ``sin`` are ``(..., seq_len, rotary_dim // 2)``.
-
-Numerical policy: angles ``position * inv_freq`` are formed in float64 and only cos/sin are cast
-(to float32 or float64: half-precision tables are refused); bfloat16/float16 inputs are rotated
-in float32 and cast back once.
+:class:`RotaryEmbedding` rotates queries and keys from a cached cos/sin table: built from its
+arguments, from a :class:`~posenc_ref.models.RopeSpec` (:meth:`RotaryEmbedding.from_spec`), or
+from a released model's config (:meth:`RotaryEmbedding.from_hf_config`, which reads it with
+:func:`~posenc_ref.models.rope_spec`, imported only then: this module imports no config code).
+The functions it is built from (:func:`rope_cos_sin`, :func:`apply_rope`,
+:func:`apply_rope_loop`, :func:`to_half_layout`, :func:`to_interleaved_layout`,
+:func:`permute_qk_weight`) are defined in :mod:`posenc_ref.rope_functions`, with the maths of
+RoPE, and importable from here too.
 """
 
 from __future__ import annotations
 
-import inspect
-import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -55,22 +23,33 @@ from ._checks import (
     check_bool,
     check_dim,
     check_float_dtype,
+    check_head_dim,
     check_int,
     check_inv_freq,
     check_layout,
     check_positions,
     check_positive_float,
+    check_rotary_dim,
     check_table_dtype,
     check_tensor,
     tracing,
-    values_visible,
 )
-from ._rotate import rotate
-from .absolute import inv_freq as _inv_freq
-from .device import check_device, compute_device
-from .models import QueryScale, RopeSpec, rope_spec
-from .mrope import MROPE_ASSIGNMENTS, _assignment, mrope_cos_sin, mrope_pair_rows
-from .rope_scaling import SCALING_METHODS, ScaledFrequencies
+from .absolute import inv_freq as plain_inv_freq
+from .device import check_device
+from .mrope import MROPE_ASSIGNMENTS, mrope_cos_sin, mrope_pair_rows
+from .query_scale import QueryScale
+from .rope_functions import (
+    apply_rope,
+    apply_rope_loop,
+    permute_qk_weight,
+    rope_cos_sin,
+    to_half_layout,
+    to_interleaved_layout,
+)
+from .rope_scaling import ScaledFrequencies, Scaling
+
+if TYPE_CHECKING:
+    from .models import RopeSpec
 
 __all__ = [
     "rope_cos_sin",
@@ -83,418 +62,17 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- validation
-
-
-def _check_even_last(x: torch.Tensor, name: str, what: str = "last dimension") -> int:
-    if x.dim() == 0 or x.shape[-1] % 2 or x.shape[-1] == 0:
-        raise ValueError(f"{name}'s {what} must be positive and even, got {tuple(x.shape)}")
-    return x.shape[-1]
-
-
-def _check_head_dim(x: torch.Tensor, name: str = "x") -> int:
-    if x.dim() < 2:
-        raise ValueError(f"{name} must have shape (..., seq_len, head_dim), got {tuple(x.shape)}")
-    return _check_even_last(x, name, "last dimension (head_dim)")
-
-
-def _check_rotary_dim(rotary_dim: object, head_dim: int) -> int:
-    """Return the rotary width: ``head_dim`` for ``None``, else an even ``2 <= r <= head_dim``."""
-    if rotary_dim is None:
-        return head_dim
-    rotary_dim = check_dim(rotary_dim, "rotary_dim")
-    if rotary_dim > head_dim:
-        raise ValueError(
-            f"rotary_dim must be an even integer <= head_dim={head_dim} (the coordinates past it "
-            f"are passed through), got {rotary_dim}"
-        )
-    return rotary_dim
-
-
-# --------------------------------------------------------------------------- tables
-
-
-def rope_cos_sin(
-    positions: torch.Tensor,
-    inv_freq: torch.Tensor,
-    *,
-    attention_factor: float = 1.0,
-    dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""Compute the cos and sin tables of RoPE: one value per position and pair.
-
-    Derived on the site: [frequencies and tables](rope.md#rope-frequencies).
-
-    .. math::
-
-        \cos_{m, i} = a \cos(m\,\omega_i), \qquad \sin_{m, i} = a \sin(m\,\omega_i)
-
-    for pair :math:`i` and attention factor :math:`a`. The tables are the same for both pair
-    layouts (:func:`apply_rope` decides which coordinates form pair :math:`i`). Angles are formed
-    in float64 (on the CPU where the device has no float64, e.g. ``mps``) and only the result is
-    cast to ``dtype``.
-
-    Parameters
-    ----------
-    positions
-        ``(..., seq_len)`` integer (or float32/float64, for fractional positions) tensor, ``>= 0``;
-        never bfloat16/float16. The result lives on its device.
-    inv_freq
-        ``(rotary_dim // 2,)`` frequencies, e.g. :func:`posenc_ref.inv_freq` or the ``inv_freq``
-        of a :mod:`posenc_ref.rope_scaling` method; read in float64.
-    attention_factor
-        :math:`a > 0`, multiplied into both tables (YaRN, LongRoPE); 1 for plain RoPE.
-    dtype
-        ``torch.float32`` or ``torch.float64``: a half-precision table would round every cos and
-        sin to 8 (bfloat16) or 11 (float16) bits, and :func:`apply_rope` refuses one.
-
-    Returns
-    -------
-    tuple of torch.Tensor
-        ``(cos, sin)``, each ``(..., seq_len, rotary_dim // 2)``.
-
-    Examples
-    --------
-    >>> from posenc_ref import inv_freq
-    >>> cos, sin = rope_cos_sin(torch.arange(3), inv_freq(4, 100.0))
-    >>> cos.shape  # 3 positions, 2 pairs
-    torch.Size([3, 2])
-    """
-    positions = check_positions(positions)
-    inv_freq = check_inv_freq(inv_freq)
-    attention_factor = check_positive_float("attention_factor", attention_factor)
-    dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
-    where = compute_device(positions.device)
-    angles = positions.to(where, torch.float64).unsqueeze(-1) * inv_freq.to(where, torch.float64)
-    cos, sin = torch.cos(angles), torch.sin(angles)  # (..., seq_len, rotary_dim / 2)
-    if attention_factor != 1.0:
-        cos, sin = cos * attention_factor, sin * attention_factor
-    return cos.to(positions.device, dtype), sin.to(positions.device, dtype)
-
-
-# --------------------------------------------------------------------------- rotation
-
-
-def apply_rope(
-    x: torch.Tensor,
-    cos: torch.Tensor,
-    sin: torch.Tensor,
-    *,
-    layout: str = "interleaved",
-    rotary_dim: int | None = None,
-    out: torch.Tensor | None = None,
-) -> torch.Tensor:
-    r"""Rotate the pairs of ``x`` by the angles whose cos and sin are given: the fast path.
-
-    Derived on the site: [the rotation with complex numbers](rope.md#rope-derivation) and
-    [loop vs vectorized](rope.md#rope-loop-vs-vectorized).
-
-    For pair :math:`i` with coordinates :math:`(u, v)` (chosen by ``layout``),
-    :math:`u' = u\cos_i - v\sin_i` and :math:`v' = v\cos_i + u\sin_i`. Only the first
-    :math:`r` = ``rotary_dim`` coordinates are rotated, with the pairs laid out inside them
-    (``"interleaved"``: :math:`(2i, 2i+1)`; ``"half"``: :math:`(i, i + r/2)`);
-    the remaining coordinates are copied unchanged, bit for bit.
-
-    bfloat16/float16 inputs are rotated in float32 and cast back once; otherwise the rotation
-    runs in ``x.dtype``. Differentiable when ``out`` is ``None``. Only shapes, dtypes and devices
-    are checked (never values), so a call costs no device synchronisation and compiles.
-
-    Parameters
-    ----------
-    x
-        ``(..., seq_len, head_dim)`` floating tensor.
-    cos, sin
-        ``(..., seq_len, rotary_dim // 2)``, one value per pair, float32 or float64, on ``x``'s
-        device and broadcastable to ``x``'s leading dimensions without enlarging them; from
-        :func:`rope_cos_sin`. For ``x`` of shape ``(batch, heads, seq_len, head_dim)`` a table of
-        shape ``(seq_len, pairs)`` or ``(batch, 1, seq_len, pairs)`` works;
-        ``(batch, seq_len, pairs)`` needs ``.unsqueeze(-3)``.
-    layout
-        ``"interleaved"`` or ``"half"``.
-    rotary_dim
-        How many leading coordinates of each head are rotated: ``None`` (all of ``head_dim``) or
-        an even integer ``<= head_dim`` (partial rotary). The tables must have exactly
-        ``rotary_dim // 2`` entries: a table of another width is an error, never reinterpreted.
-    out
-        Optional preallocated result: same shape, dtype and device as ``x``, and sharing no memory
-        with ``x`` (in-place rotation is not supported: ``out=x`` raises). Writing into ``out``
-        is not differentiable; leave it ``None`` under autograd.
-
-    Returns
-    -------
-    torch.Tensor
-        Same shape and dtype as ``x`` (``out`` itself when given).
-    """
-    x = check_tensor("x", x)
-    cos = check_tensor("cos", cos)
-    sin = check_tensor("sin", sin)
-    layout = check_layout(layout)
-    head_dim = _check_head_dim(x)
-    rotary_dim = _check_rotary_dim(rotary_dim, head_dim)
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
-    pairs = rotary_dim // 2
-    for name, table in (("cos", cos), ("sin", sin)):
-        if not table.is_floating_point():
-            raise TypeError(f"{name} must be a floating-point tensor, got dtype {table.dtype}")
-        check_table_dtype(f"{name}'s dtype", table.dtype)
-        if table.dim() < 2 or table.shape[-1] != pairs:
-            raise ValueError(
-                f"{name} must have one value per rotated pair: shape (..., seq_len, {pairs}) for "
-                f"rotary_dim={rotary_dim}, got {tuple(table.shape)}. Tables that repeat each value "
-                f"for both coordinates of a pair (HF's cat([freqs, freqs]) or an interleaved "
-                f"repeat) reduce to it with {name}[..., :{pairs}] or {name}[..., ::2]; for partial "
-                "rotary pass rotary_dim"
-            )
-        if table.device != x.device:
-            raise ValueError(f"{name} is on {table.device} but x is on {x.device}")
-    if cos.shape != sin.shape:
-        raise ValueError(
-            f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}"
-        )
-    pair_shape = (*x.shape[:-1], pairs)
-    try:
-        broadcast = torch.broadcast_shapes(pair_shape, cos.shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != pair_shape:
-        raise ValueError(
-            f"cos/sin of shape {tuple(cos.shape)} must broadcast to {pair_shape} (x's leading "
-            f"dimensions {tuple(x.shape[:-1])}, {pairs} pairs) without enlarging it; for x "
-            "(batch, heads, seq_len, head_dim) and cos (batch, seq_len, pairs), pass "
-            "cos.unsqueeze(-3)"
-        )
-    if out is not None:
-        out = check_tensor("out", out)
-        if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
-            raise ValueError(
-                f"out must match x's shape {tuple(x.shape)}, dtype {x.dtype} and device "
-                f"{x.device}, got {tuple(out.shape)}, {out.dtype}, {out.device}"
-            )
-        # Storage identity (conservative: two slices of one buffer count as shared). Skipped
-        # where there is no memory to compare: meta tensors, empty ones, and graphs, where
-        # data pointers cannot be traced.
-        if (
-            values_visible(x)
-            and x.numel()
-            and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-        ):
-            raise ValueError(
-                "out must not share memory with x (in-place rotation is not supported)"
-            )
-    return rotate(x, cos, sin, layout, rotary_dim, out)
-
-
-def apply_rope_loop(
-    x: torch.Tensor,
-    positions: torch.Tensor,
-    inv_freq: torch.Tensor,
-    *,
-    layout: str = "interleaved",
-    rotary_dim: int | None = None,
-    attention_factor: float = 1.0,
-) -> torch.Tensor:
-    r"""RoPE written as the explicit 2x2 rotation of each pair, one Python float at a time.
-
-    Shown on the site: [loop vs vectorized](rope.md#rope-loop-vs-vectorized).
-
-    The definition and the oracle: slow on purpose (use small tensors), everything in float64.
-    For every vector of ``x`` (all leading indices), every pair :math:`i` at coordinates
-    :math:`(c_1, c_2)` (``(2i, 2i+1)`` or ``(i, i + rotary_dim/2)``) and angle
-    :math:`m\,\omega_i`, with :math:`a` the attention factor:
-
-    .. math::
-
-        \begin{pmatrix} x'_{c_1} \\ x'_{c_2} \end{pmatrix} = a
-        \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\ \sin m\omega_i & \cos m\omega_i
-        \end{pmatrix}
-        \begin{pmatrix} x_{c_1} \\ x_{c_2} \end{pmatrix}
-
-    and every coordinate from ``rotary_dim`` on is copied.
-
-    Parameters
-    ----------
-    x
-        ``(..., seq_len, head_dim)`` floating tensor.
-    positions
-        ``(seq_len,)`` or ``(..., seq_len)`` broadcastable against ``x.shape[:-1]``; ``>= 0``.
-    inv_freq
-        ``(rotary_dim // 2,)`` frequencies.
-    layout
-        ``"interleaved"`` or ``"half"``.
-    rotary_dim
-        ``None`` (the whole head) or an even integer ``<= head_dim``.
-    attention_factor
-        :math:`a > 0` (1 for plain RoPE); it scales the rotated coordinates only.
-
-    Returns
-    -------
-    torch.Tensor
-        Same shape, dtype and device as ``x``.
-    """
-    x = check_tensor("x", x)
-    positions = check_positions(positions)
-    inv_freq = check_inv_freq(inv_freq)
-    layout = check_layout(layout)
-    attention_factor = check_positive_float("attention_factor", attention_factor)
-    head_dim = _check_head_dim(x)
-    rotary_dim = _check_rotary_dim(rotary_dim, head_dim)
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
-    if inv_freq.numel() != rotary_dim // 2:
-        raise ValueError(
-            f"inv_freq must have rotary_dim // 2 = {rotary_dim // 2} entries for x of shape "
-            f"{tuple(x.shape)} and rotary_dim={rotary_dim}, got {inv_freq.numel()}"
-        )
-    try:
-        positions = positions.expand(x.shape[:-1])
-    except RuntimeError as err:
-        raise ValueError(
-            f"positions of shape {tuple(positions.shape)} must broadcast to x.shape[:-1] = "
-            f"{tuple(x.shape[:-1])}"
-        ) from err
-    if x.device.type == "meta":
-        return torch.empty_like(x)  # shape inference only: there are no values to rotate
-
-    vectors = x.detach().to("cpu", torch.float64).reshape(-1, head_dim).tolist()
-    where = positions.detach().to("cpu", torch.float64).reshape(-1).tolist()
-    omegas = inv_freq.detach().to("cpu", torch.float64).tolist()
-    half = rotary_dim // 2
-    rotated = []
-    for vector, m in zip(vectors, where, strict=True):
-        new = list(vector)
-        for i, omega in enumerate(omegas):
-            j, k = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
-            angle = m * omega
-            rotation = (
-                (math.cos(angle), -math.sin(angle)),
-                (math.sin(angle), math.cos(angle)),
-            )
-            u, v = vector[j], vector[k]
-            new[j] = attention_factor * (rotation[0][0] * u + rotation[0][1] * v)
-            new[k] = attention_factor * (rotation[1][0] * u + rotation[1][1] * v)
-        rotated.append(new)
-    result = torch.tensor(rotated, dtype=torch.float64).reshape(x.shape)
-    return result.to(device=x.device, dtype=x.dtype)
-
-
-# --------------------------------------------------------------------------- layouts
-
-
-def to_half_layout(x: torch.Tensor) -> torch.Tensor:
-    r"""Reorder the last dimension from interleaved pairs to half-split pairs.
-
-    Explained on the site: [the two pair layouts](rope.md#rope-layouts).
-
-    Coordinates :math:`(x_0, x_1, x_2, x_3, \dots)` become
-    :math:`(x_0, x_2, \dots, x_{d-2}, x_1, x_3, \dots, x_{d-1})`: pair :math:`(x_{2i}, x_{2i+1})`
-    moves to positions :math:`(i, i + d/2)`. ``apply_rope(to_half_layout(x), layout="half")`` equals
-    ``to_half_layout(apply_rope(x, layout="interleaved"))`` with matching tables.
-
-    Parameters
-    ----------
-    x
-        ``(..., head_dim)``, ``head_dim`` even.
-
-    Returns
-    -------
-    torch.Tensor
-        ``(..., head_dim)``, a new tensor.
-    """
-    x = check_tensor("x", x)
-    _check_even_last(x, "x")
-    return x.unflatten(-1, (-1, 2)).transpose(-1, -2).flatten(-2)  # (..., d/2, 2) -> (..., 2, d/2)
-
-
-def to_interleaved_layout(x: torch.Tensor) -> torch.Tensor:
-    r"""Reorder the last dimension from half-split pairs to interleaved pairs.
-
-    Explained on the site: [the two pair layouts](rope.md#rope-layouts).
-
-    The inverse of :func:`to_half_layout`: :math:`(x_i, x_{i+d/2})` moves to
-    :math:`(2i, 2i+1)`.
-
-    Parameters
-    ----------
-    x
-        ``(..., head_dim)``, ``head_dim`` even.
-
-    Returns
-    -------
-    torch.Tensor
-        ``(..., head_dim)``, a new tensor.
-    """
-    x = check_tensor("x", x)
-    _check_even_last(x, "x")
-    return x.unflatten(-1, (2, -1)).transpose(-1, -2).flatten(-2)  # (..., 2, d/2) -> (..., d/2, 2)
-
-
-def permute_qk_weight(weight: torch.Tensor, num_heads: int, *, to_layout: str) -> torch.Tensor:
-    r"""Permute the output rows of a query or key projection, head by head, between layouts.
-
-    Explained on the site: [converting checkpoints](rope.md#rope-permutation).
-
-    Converting a checkpoint between Meta-style code (interleaved pairs) and HF-style code
-    (half-split pairs) needs this once, for ``q_proj`` and ``k_proj`` (weights and 1-D biases)
-    only: ``v`` and ``o`` are not rotated. For ``k`` pass the number of key/value heads (grouped
-    query attention). After conversion the rotated queries and keys are permuted copies of each
-    other, so every attention score is unchanged.
-
-    ``to_layout="half"`` (Meta to HF): each head's rows, viewed as ``(head_dim/2, 2)``, are
-    regrouped as ``(2, head_dim/2)``, even rows first. ``to_layout="interleaved"`` is
-    the inverse (HF to Meta, torchtune's ``hf_to_tune``).
-
-    Parameters
-    ----------
-    weight
-        ``(num_heads * head_dim, in_features)`` weight or ``(num_heads * head_dim,)`` bias.
-    num_heads
-        Number of heads whose rows ``weight`` stacks (``>= 1``, dividing ``weight.shape[0]``
-        into an even ``head_dim``).
-    to_layout
-        The layout the result is for: ``"half"`` or ``"interleaved"``.
-
-    Returns
-    -------
-    torch.Tensor
-        Same shape as ``weight``, a new tensor.
-    """
-    weight = check_tensor("weight", weight)
-    num_heads = check_int("num_heads", num_heads, minimum=1)
-    to_layout = check_layout(to_layout)
-    if weight.dim() not in (1, 2):
-        raise ValueError(
-            f"weight must be a 2-D projection weight or a 1-D bias, got shape {tuple(weight.shape)}"
-        )
-    rows = weight.shape[0]
-    if rows % num_heads or (rows // num_heads) % 2:
-        raise ValueError(
-            f"weight's first dimension ({rows}) must be num_heads={num_heads} times an even "
-            "head_dim"
-        )
-    rest = weight.shape[1:]
-    grouped = (-1, 2) if to_layout == "half" else (2, -1)
-    per_head = weight.reshape(num_heads, rows // num_heads, *rest).unflatten(1, grouped)
-    swapped = per_head.transpose(1, 2)  # (heads, a, b, ...) -> (heads, b, a, ...)
-    return swapped.reshape(weight.shape)
-
-
-# --------------------------------------------------------------------------- module
-
-
 def _resolve_scaling(
     scaling: object, rotary_dim: int, base: float
-) -> tuple[str | None, dict, ScaledFrequencies, int | None]:
-    """Return ``(method, params, frequencies inside the original context, per_call_after)``.
+) -> tuple[Scaling | None, ScaledFrequencies, bool]:
+    """Return ``(the method or None, frequencies inside the original context, static)``.
 
-    ``method`` is None (plain RoPE), ``"static"`` (a ScaledFrequencies) or a method name;
-    ``per_call_after`` is the length past which a length-dependent method's frequencies change
-    (its ``original_max_len``), else None.
+    ``static`` is True where frequencies were given (a ScaledFrequencies): no method to recompute.
     """
     if scaling is None:
-        return None, {}, ScaledFrequencies(_inv_freq(rotary_dim, base), 1.0), None
+        return None, ScaledFrequencies(plain_inv_freq(rotary_dim, base), 1.0), False
     if isinstance(scaling, ScaledFrequencies):
-        freqs = check_inv_freq(scaling.inv_freq)
+        freqs = check_inv_freq("inv_freq", scaling.inv_freq)
         if freqs.device.type == "meta":
             raise ValueError(
                 "scaling.inv_freq is a meta tensor, but the module keeps its frequencies as "
@@ -507,35 +85,15 @@ def _resolve_scaling(
                 f"got {freqs.numel()}"
             )
         factor = check_positive_float("scaling.attention_factor", scaling.attention_factor)
-        freqs = ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor)
-        return "static", {}, freqs, None
+        return None, ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor), True
     if not isinstance(scaling, Mapping):
         raise TypeError(
             "scaling must be None, a ScaledFrequencies (from posenc_ref.rope_scaling) or a dict "
             f"like {{'method': 'yarn', 'factor': 4.0, 'original_max_len': 4096}}, got "
             f"{type(scaling).__name__}"
         )
-    params = dict(scaling)
-    method = params.pop("method", None)
-    if method not in SCALING_METHODS:
-        raise ValueError(
-            f"scaling['method'] must be one of {tuple(SCALING_METHODS)}, got {method!r}"
-        )
-    function = SCALING_METHODS[method]
-    signature = inspect.signature(function).parameters
-    accepted = [n for n, p in signature.items() if p.kind is p.KEYWORD_ONLY and n != "seq_len"]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ValueError(
-            f"scaling keys {unknown} are not accepted by method {method!r}; accepted: "
-            f"{accepted} (base and dim come from RotaryEmbedding itself)"
-        )
-    if "seq_len" in signature:  # length-dependent (dynamic NTK): the original context's values
-        if "original_max_len" not in params:
-            raise ValueError(f"scaling for {method!r} needs 'original_max_len'")
-        freqs = function(rotary_dim, base, seq_len=0, **params)  # validates params now
-        return method, params, freqs, params["original_max_len"]
-    return method, params, function(rotary_dim, base, **params), None
+    method = scaling if isinstance(scaling, Scaling) else Scaling.from_mapping(scaling)
+    return method, method.frequencies(rotary_dim, base), False  # validates the values now
 
 
 # Rows a RotaryEmbedding builds up front (2**20 rows of 64 pairs: 512 MiB in float32).
@@ -563,16 +121,19 @@ class RotaryEmbedding(nn.Module):
     positions instead (no cache, no value read).
 
     ``scaling`` is ``None`` (plain RoPE), a :class:`~posenc_ref.rope_scaling.ScaledFrequencies`
-    (``base`` is then unused), or a dict naming a :mod:`~posenc_ref.rope_scaling` method and its
-    keyword arguments, e.g. ``{"method": "yarn", "factor": 4.0, "original_max_len": 4096}`` (the
-    width and base come from the module). Methods whose frequencies depend on the current length
-    (``"dynamic_ntk"``) use the cached table while the call's largest position is below
+    (``base`` is then unused), or a :class:`~posenc_ref.rope_scaling.Scaling`: a
+    :mod:`~posenc_ref.rope_scaling` method and its keyword arguments, also as a dict, e.g.
+    ``{"method": "yarn", "factor": 4.0, "original_max_len": 4096}`` (the width and base come from
+    the module); it is kept as ``self.scaling`` (``None`` for the other two forms). Methods whose
+    frequencies depend on the current length (``"dynamic_ntk"``, ``"longrope"``) use the cached
+    table while the call's largest position is below
     ``original_max_len`` and compute each longer call's rows directly: stateless, unlike HF's
     module. Keys already in a KV cache keep the rotation they were written with; the
     [context-extension page](rope_scaling.md#scaling-dynamic-ntk) explains what that does to
     their scores.
 
-    A released model's RoPE is built from its config by :meth:`from_hf_config`.
+    A released model's RoPE is built from its config by :meth:`from_hf_config`, or from the
+    spec the config reader returns by :meth:`from_spec`.
 
     Parameters
     ----------
@@ -615,7 +176,7 @@ class RotaryEmbedding(nn.Module):
         output is then a fixed permutation of the rotary part (the same for queries and keys),
         so attention scores do not change. ``None``: the same as ``layout``.
     query_scale
-        A :class:`~posenc_ref.models.QueryScale` :math:`\sigma`: the rotated queries are
+        A :class:`~posenc_ref.query_scale.QueryScale` :math:`\sigma`: the rotated queries are
         multiplied by :math:`\sigma(t)` at their positions :math:`t` (Ministral 3's and Mistral
         4's ``llama_4_scaling_beta``); keys are not. ``None``: no scaling. Explained on the site:
         [position-dependent query scaling](models.md#models-query-scale).
@@ -639,7 +200,7 @@ class RotaryEmbedding(nn.Module):
         base: float = 10000.0,
         layout: str = "interleaved",
         rotary_dim: int | None = None,
-        scaling: ScaledFrequencies | Mapping | None = None,
+        scaling: ScaledFrequencies | Scaling | Mapping | None = None,
         max_len: int = 4096,
         device: torch.device | str | None = None,
         mrope_section: Sequence[int] | None = None,
@@ -650,18 +211,22 @@ class RotaryEmbedding(nn.Module):
         clockwise: bool = False,
     ) -> None:
         super().__init__()
-        self.head_dim = check_dim(head_dim, "head_dim")
-        self.rotary_dim = _check_rotary_dim(rotary_dim, self.head_dim)
-        self.base = check_base(base)
-        self.layout = check_layout(layout)
-        self.output_layout = self.layout if output_layout is None else check_layout(output_layout)
+        self.head_dim = check_dim("head_dim", head_dim)
+        self.rotary_dim = check_rotary_dim("rotary_dim", rotary_dim, head_dim=self.head_dim)
+        self.base = check_base("base", base)
+        self.layout = check_layout("layout", layout)
+        self.output_layout = (
+            self.layout if output_layout is None else check_layout("output_layout", output_layout)
+        )
         self.mrope_section = None
         self.mrope_interleaved = False
         self.mrope_assignment = None
         self._mrope_rows = None
         if mrope_section is not None:
-            assignment = _assignment(mrope_interleaved, mrope_assignment)
-            rows = mrope_pair_rows(mrope_section, assignment=assignment)
+            rows = mrope_pair_rows(
+                mrope_section, interleaved=mrope_interleaved, assignment=mrope_assignment
+            )  # (pairs,) the position row of each pair; checks the flag and the name too
+            assignment = mrope_assignment or ("interleaved" if mrope_interleaved else "consecutive")
             if rows.numel() != self.rotary_dim // 2:
                 raise ValueError(
                     f"mrope_section={list(mrope_section)} gives {rows.numel()} pairs but the "
@@ -670,23 +235,22 @@ class RotaryEmbedding(nn.Module):
             self.mrope_section = tuple(int(n) for n in mrope_section)
             self.mrope_assignment = assignment
             self.mrope_interleaved = assignment == "interleaved"
-            self._mrope_rows = rows  # (pairs,) position row of each pair
+            self._mrope_rows = rows
         elif mrope_interleaved or mrope_assignment is not None:
             raise ValueError("mrope_interleaved / mrope_assignment need mrope_section")
         if query_scale is not None and not isinstance(query_scale, QueryScale):
             raise TypeError(
-                "query_scale must be a posenc_ref.models.QueryScale or None, got "
+                "query_scale must be a posenc_ref.query_scale.QueryScale or None, got "
                 f"{type(query_scale).__name__}"
             )
         if query_scale is not None and self.mrope_section is not None:
             raise ValueError("query_scale with M-RoPE is not supported (no model uses both)")
         self.query_scale = query_scale
         self.clockwise = check_bool("clockwise", clockwise)
-        # The model config this module was built from (from_hf_config), else None.
+        # The model config this module was built from (from_spec, from_hf_config), else None.
         self.spec: RopeSpec | None = None
-        self.method, self.scaling_params, freqs, self._per_call_after = _resolve_scaling(
-            scaling, self.rotary_dim, self.base
-        )
+        method, freqs, static = _resolve_scaling(scaling, self.rotary_dim, self.base)
+        self._use(method, static)
         # float64 on the CPU, a plain attribute rather than a buffer so .to(dtype) can't round it
         self.inv_freq, self.attention_factor = freqs
         # A requested length past _MAX_EAGER_ROWS is built lazily, as calls reach it: 2**40 rows
@@ -695,6 +259,14 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("cos_cached", torch.empty(0), persistent=False)
         self.register_buffer("sin_cached", torch.empty(0), persistent=False)
         self._build(max_len, check_device(device), torch.float32)
+
+    def _use(self, scaling: Scaling | None, static: bool) -> None:
+        # The method behind the frequencies (None: plain RoPE, or frequencies given as such).
+        self.scaling = scaling
+        self.method = scaling.method if scaling else ("static" if static else None)
+        self.scaling_params = dict(scaling.params) if scaling else {}
+        # Past this length a length-dependent method's frequencies are computed per call.
+        self._per_call_after = scaling.varies_past if scaling else None
 
     @property
     def max_len(self) -> int:
@@ -723,8 +295,7 @@ class RotaryEmbedding(nn.Module):
         """
         seq_len = check_int("seq_len", seq_len)
         if self._per_call(seq_len):
-            function = SCALING_METHODS[self.method]
-            return function(self.rotary_dim, self.base, seq_len=seq_len, **self.scaling_params)
+            return self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
         return ScaledFrequencies(self.inv_freq, self.attention_factor)
 
     def _may_grow_to(self, needed: int, count: int) -> bool:
@@ -762,7 +333,7 @@ class RotaryEmbedding(nn.Module):
         tuple of torch.Tensor
             ``(cos, sin)``, each ``(..., seq_len, rotary_dim // 2)``, on the table's device.
         """
-        positions = check_positions(positions, integer_only=True)
+        positions = check_positions("positions", positions, integer_only=True)
         dtype = check_table_dtype("dtype", check_float_dtype("dtype", dtype))
         return self._rows(positions, None, dtype)
 
@@ -859,7 +430,7 @@ class RotaryEmbedding(nn.Module):
         elif offset:
             raise ValueError("give either positions or offset, not both (add the offset yourself)")
         else:
-            positions = check_positions(positions, integer_only=True)
+            positions = check_positions("positions", positions, integer_only=True)
             if positions.shape[-1] != seq_len:
                 raise ValueError(
                     f"positions' last dimension must be seq_len={seq_len}, "
@@ -902,6 +473,55 @@ class RotaryEmbedding(nn.Module):
         return rotated[0], rotated[1]
 
     @classmethod
+    def from_spec(
+        cls,
+        spec: RopeSpec,
+        *,
+        max_len: int = 4096,
+        device: torch.device | str | None = None,
+    ) -> RotaryEmbedding:
+        r"""Build the module of a :class:`~posenc_ref.models.RopeSpec`: a model's RoPE, as read.
+
+        The module keeps the spec's frequencies and attention factor (the reader computed them
+        inside the original context) and its :class:`~posenc_ref.rope_scaling.Scaling`, from
+        which a length-dependent method's frequencies are computed for calls past that context.
+        Widths, layouts, M-RoPE sections, the query scaling and the direction are the spec's.
+        The spec is kept as ``self.spec``.
+
+        Parameters
+        ----------
+        spec
+            From :func:`posenc_ref.models.rope_spec` (or one of
+            :func:`posenc_ref.models.layer_specs`).
+        max_len
+            Initial table length (``>= 1``); grows on demand.
+        device
+            Where to build the table.
+
+        Returns
+        -------
+        RotaryEmbedding
+        """
+        module = cls(
+            spec.head_dim,
+            base=spec.base,
+            layout=spec.layout,
+            rotary_dim=spec.rotary_dim,
+            scaling=ScaledFrequencies(spec.inv_freq, spec.attention_factor),
+            max_len=max_len,
+            device=device,
+            mrope_section=spec.mrope_section,
+            mrope_assignment=spec.mrope_assignment,
+            output_layout=spec.output_layout,
+            query_scale=spec.query_scale,
+            clockwise=spec.clockwise,
+        )
+        if spec.scaling is not None:  # the method by name, for the kit and for longer calls
+            module._use(spec.scaling, static=False)
+        module.spec = spec
+        return module
+
+    @classmethod
     def from_hf_config(
         cls,
         config: Mapping | object,
@@ -918,9 +538,10 @@ class RotaryEmbedding(nn.Module):
         ``config`` is the contents of the model's ``config.json`` (a dict), or a transformers
         config object; it is read by :func:`posenc_ref.models.rope_spec`, whose rules (both config
         forms, the family's pair layout and defaults, errors for unknown or inconsistent keys)
-        apply. ``forward(q, k, positions)`` then rotates the model's queries and keys as its code
-        does, with ``q`` and ``k`` of width ``head_dim`` (for DeepSeek-V3, the
-        ``qk_rope_head_dim`` part of each head). The spec is kept as ``self.spec``.
+        apply, and the module is built by :meth:`from_spec`. ``forward(q, k, positions)`` then
+        rotates the model's queries and keys as its code does, with ``q`` and ``k`` of width
+        ``head_dim`` (for DeepSeek-V3, the ``qk_rope_head_dim`` part of each head). The spec is
+        kept as ``self.spec``.
 
         Parameters
         ----------
@@ -947,27 +568,10 @@ class RotaryEmbedding(nn.Module):
         >>> rope.rotary_dim, rope.layout
         (64, 'interleaved')
         """
+        from .models import rope_spec  # the config reader, only when a config is read
+
         spec = rope_spec(config, layer_type=layer_type, layout=layout)
-        if spec.scaling is not None:  # the method by name: the module recomputes what it needs
-            scaling = dict(spec.scaling)
-        else:
-            scaling = ScaledFrequencies(spec.inv_freq, spec.attention_factor)
-        module = cls(
-            spec.head_dim,
-            base=spec.base,
-            layout=spec.layout,
-            rotary_dim=spec.rotary_dim,
-            scaling=scaling,
-            max_len=max_len,
-            device=device,
-            mrope_section=spec.mrope_section,
-            mrope_assignment=spec.mrope_assignment,
-            output_layout=spec.output_layout,
-            query_scale=spec.query_scale,
-            clockwise=spec.clockwise,
-        )
-        module.spec = spec
-        return module
+        return cls.from_spec(spec, max_len=max_len, device=device)
 
     def extra_repr(self) -> str:  # noqa: D102 (nn.Module's hook for repr)
         partial = "" if self.rotary_dim == self.head_dim else f", rotary_dim={self.rotary_dim}"
@@ -988,7 +592,7 @@ def _check_qk(q: object, k: object, head_dim: int) -> int:
     """Validate ``RotaryEmbedding.forward``'s q and k; return their ``seq_len``."""
     q, k = check_tensor("q", q), check_tensor("k", k)
     for name, t in (("q", q), ("k", k)):
-        if _check_head_dim(t, name) != head_dim:
+        if check_head_dim(name, t) != head_dim:
             raise ValueError(
                 f"{name}'s last dimension must be head_dim={head_dim}, got {tuple(t.shape)}"
             )

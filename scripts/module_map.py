@@ -5,7 +5,8 @@
 
 Every module is listed, private ones (``_checks.py``, ``_rotate.py``, ...) and ``__main__.py``
 included: the reader should see the whole architecture. A subpackage (``plots/``) gets one line
-with its docstring and the lines of all its files, followed by one line per module in it.
+with its docstring and the lines of all its files, followed by one line per module in it, then
+its own subpackages (``models/families/``) the same way.
 """
 
 from __future__ import annotations
@@ -37,18 +38,31 @@ def _modules(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: (p.name.startswith("_"), p.name))
 
 
+def _packages(folder: Path) -> list[Path]:
+    return sorted(
+        p for p in folder.iterdir() if (p / "__init__.py").is_file() and not p.name.startswith("_")
+    )
+
+
+def _package_lines(folder: Path, prefix: str) -> list[str]:
+    # the package (its docstring, the lines of all its files), its modules, then its packages
+    total = sum(_lines(p) for p in folder.rglob("*.py"))
+    name = f"{prefix}{folder.name}/"
+    lines = [f"| `{name}` | {_summary(folder / '__init__.py')} | {total} |"]
+    for path in _modules(folder):
+        lines.append(f"| `{name}{path.name}` | {_summary(path)} | {_lines(path)} |")
+    for package in _packages(folder):
+        lines += _package_lines(package, name)
+    return lines
+
+
 def module_map() -> str:
     """The markdown table: module, its docstring's first line, and its line count."""
     lines = ["| module | what it holds | lines |", "|---|---|---:|"]
     for path in _modules(PACKAGE):
         lines.append(f"| `{path.name}` | {_summary(path)} | {_lines(path)} |")
-    for folder in sorted(p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()):
-        if folder.name.startswith("_"):
-            continue
-        total = sum(_lines(p) for p in folder.rglob("*.py"))
-        lines.append(f"| `{folder.name}/` | {_summary(folder / '__init__.py')} | {total} |")
-        for path in _modules(folder):
-            lines.append(f"| `{folder.name}/{path.name}` | {_summary(path)} | {_lines(path)} |")
+    for folder in _packages(PACKAGE):
+        lines += _package_lines(folder, "")
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ import torch
 
 from posenc_ref import RotaryEmbedding
 from posenc_ref.models import FAMILIES, NoRopeError, layer_specs, released_config, rope_spec
+from posenc_ref.models.traits import LayoutFlag
 
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
          "max_position_embeddings": 8192}  # fmt: skip
@@ -89,7 +90,8 @@ def test_rotary_dim_is_read_as_each_family_reads_it():
 def test_rope_interleave_message_lists_every_family_that_reads_it():
     with pytest.raises(ValueError, match="rope_interleave") as error:
         rope_spec({**LLAMA, "rope_interleave": True})
-    readers = {name for name, row in FAMILIES.items() if row.layout_key == "rope_interleave"}
+    readers = {name for name, row in FAMILIES.items()
+               if (flag := row.trait(LayoutFlag)) and flag.key == "rope_interleave"}  # fmt: skip
     assert {"deepseek_v3", "glm4_moe_lite", "mistral4", "youtu"} <= readers
     for name in readers:
         assert name in str(error.value)
@@ -161,7 +163,7 @@ def test_unknown_family_message_names_the_missing_entry_and_the_way_out():
     with pytest.raises(ValueError) as error:
         rope_spec({"model_type": "my_model", "head_dim": 64})
     message = str(error.value)
-    assert "FAMILIES" in message and "families.py" in message
+    assert "FAMILIES" in message and "families/conventional.py" in message
     assert "layout='half'" in message and "layout='interleaved'" in message
     assert "is not a family posenc_ref knows" not in message
 

@@ -491,8 +491,8 @@ def position_rows_read(hf, model_type, length=12, **extra):
     return config, module, out.reshape(-1, out.shape[-1])[:length]
 
 
-LEARNED = [t for t, f in ENCODING_FAMILIES.items() if f.kind == "learned"]
-SINUSOIDAL = [t for t, f in ENCODING_FAMILIES.items() if f.kind == "sinusoidal"]
+LEARNED = [t for t, f in ENCODING_FAMILIES.items() if f.encoding == "learned"]
+SINUSOIDAL = [t for t, f in ENCODING_FAMILIES.items() if f.encoding == "sinusoidal"]
 
 
 @pytest.mark.peers
@@ -563,20 +563,28 @@ def test_fsmt_is_ours_with_another_base_an_offset_and_reordered_columns(hf):
 
 @pytest.mark.peers
 def test_defaults_and_aliases_are_the_config_classes(hf):
+    from posenc_ref.models.traits import AlibiBias, T5Bias, Table
+
     for model_type, family in ENCODING_FAMILIES.items():
         cls = hf.AutoConfig.for_model(model_type).__class__
         defaults = cls().to_dict()
-        for spec in (family.positions, family.width, family.heads):
+        table, alibi, t5 = (family.trait(kind) for kind in (Table, AlibiBias, T5Bias))
+        specs = [
+            *((table.positions, table.width) if table else ()),
+            *((alibi.heads, alibi.width) if alibi else ()),
+            *((t5.width, t5.heads) if t5 else ()),
+        ]
+        for spec in specs:
             if spec is not None:
                 assert defaults[spec[0]] == spec[1], (model_type, spec)
-        if family.pad is not None:
-            assert defaults["pad_token_id"] == family.pad, model_type
+        if table is not None and table.pad is not None:
+            assert defaults["pad_token_id"] == table.pad, model_type
         mapped = {}
         for alias, target in getattr(cls, "attribute_map", {}).items():
             mapped.setdefault(target, set()).add(alias)
-        read = {s[0] for s in (family.positions, family.width, family.heads) if s}
+        read = {s[0] for s in specs if s}
         for key in read:
-            aliases = set(family.aliases.get(key, ())) - {"n_embed"}  # n_embed: __post_init__
+            aliases = set(family.other_names(key)) - {"n_embed"}  # n_embed: __post_init__
             assert aliases == mapped.get(key, set()), (model_type, key)
 
 
@@ -723,7 +731,7 @@ def test_falcon_eager_path_adds_the_bias_twice(hf):
 # --------------------------------------------------------------------------- T5
 
 
-T5_FAMILIES = [t for t, f in ENCODING_FAMILIES.items() if f.kind == "t5"]
+T5_FAMILIES = [t for t, f in ENCODING_FAMILIES.items() if f.encoding == "t5"]
 
 
 @pytest.mark.peers

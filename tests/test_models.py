@@ -711,3 +711,127 @@ def test_layer_specs_lists_every_layer():
     smol = layer_specs(released_config("SmolLM3-3B (NoPE layers)"))
     assert [s is None for s in smol] == [False, False, False, True] * 9
     assert len(layer_specs({"model_type": "llama", "head_dim": 64})) == 1  # no layer count
+
+
+# --- the reader's structure: named steps, each module once, in order ---------------------------
+
+# The modules of posenc_ref.models that rope_spec's steps live in, in the order it calls them.
+READER_STEPS = (
+    "posenc_ref.models._config",
+    "posenc_ref.models.families",
+    "posenc_ref.models.family",
+    "posenc_ref.models._rope_dict",
+    "posenc_ref.models._shape",
+    "posenc_ref.models.rope_types",
+    "posenc_ref.models._layers",
+    "posenc_ref.models.spec",
+)
+# Step modules no other step calls into: each is entered once, from rope_spec. (The value helpers
+# of _config, the row's methods in family.py and the traits are what every step asks.)
+OWN_STEPS = frozenset(READER_STEPS) - {
+    "posenc_ref.models._config",
+    "posenc_ref.models.family",
+    "posenc_ref.models.spec",
+}
+
+
+def reader_trace(config, **kwargs):
+    """``(modules rope_spec calls, in order, repeats merged; calls from one step into another)``."""
+    import sys
+
+    from posenc_ref.models import read_rope
+
+    def module(frame):
+        return frame.f_globals.get("__name__", "")
+
+    def reader_frame(frame):  # the nearest caller in posenc_ref.models (skipping stdlib, core)
+        while frame is not None and not module(frame).startswith("posenc_ref.models"):
+            frame = frame.f_back
+        return frame
+
+    steps, crossings = [], []
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        callee = module(frame)
+        if frame.f_back is not None and frame.f_back.f_code is read_rope.rope_spec.__code__:
+            if not steps or steps[-1] != callee:
+                steps.append(callee)
+            return
+        caller = reader_frame(frame.f_back)
+        if caller is None or caller.f_code is read_rope.rope_spec.__code__:
+            return
+        if callee in OWN_STEPS and module(caller) != callee:
+            crossings.append(f"{module(caller)}.{caller.f_code.co_name} -> {callee}")
+
+    sys.setprofile(profile)
+    try:
+        spec = rope_spec(config, **kwargs)
+    finally:
+        sys.setprofile(None)
+    return spec, steps, crossings
+
+
+@pytest.mark.parametrize(
+    "name, layer_type",
+    [
+        ("Llama 3.1", None),
+        ("DeepSeek-V3 (YaRN, mscale)", None),
+        ("Qwen3.6 (partial, interleaved M-RoPE)", None),
+        ("Gemma 3", "sliding_attention"),
+        ("Phi-4-mini (LongRoPE, partial)", None),
+        ("Llama 4 Scout (NoPE layers, temperature tuning)", None),
+        ("Ministral 3 (YaRN, llama_4_scaling_beta)", None),
+        ("Gemma 4 (per-layer head widths, proportional)", "full_attention"),
+    ],
+)
+def test_a_config_passes_through_the_reader_once_in_order(name, layer_type):
+    """rope_spec is its steps, each in its module: one pass, in order, no step calling another.
+
+    Every call rope_spec makes lands in the next module of READER_STEPS (never one it has left),
+    and below it no step module calls into another one: the steps ask the row and its traits
+    and the value helpers, never each other.
+    """
+    config = released_config(name)
+    spec, steps, crossings = reader_trace(config, layer_type=layer_type)
+    assert spec.model_type is not None
+    assert steps == list(READER_STEPS)
+    assert crossings == []
+
+
+def test_a_conventional_family_is_one_line():
+    """Every row of conventional.py is one line of its file: adding one is adding a line."""
+    import inspect
+
+    from posenc_ref.models.families import conventional
+
+    lines = inspect.getsource(conventional).splitlines()
+    for name in conventional.ROWS:
+        found = [line for line in lines if line.lstrip().startswith(f'"{name}": dict(')]
+        assert len(found) == 1 and found[0].rstrip().endswith("),"), name
+
+
+def test_the_family_table_is_one_table_of_disjoint_files():
+    """The files' rows are merged into FAMILIES; a model_type in two files is refused."""
+    from posenc_ref.encodings import ENCODING_FAMILIES
+    from posenc_ref.models import NO_ROPE, NOT_IMPLEMENTED, Family
+    from posenc_ref.models.families import (
+        CONVENTIONAL,
+        EXCEPTIONS,
+        NOT_IMPLEMENTED_ROWS,
+        WITHOUT_ROPE,
+        merged,
+    )
+    from posenc_ref.models.traits import Clockwise
+
+    files = (CONVENTIONAL, EXCEPTIONS, NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE)
+    assert sum(len(rows) for rows in files) == len(FAMILIES)
+    assert all(FAMILIES[name] is row for rows in files for name, row in rows.items())
+    with pytest.raises(ValueError, match=r"\['llama'\] have rows in two files"):
+        merged(CONVENTIONAL, {"llama": Family()})
+    with pytest.raises(ValueError, match="at most one of each kind"):
+        Family(traits=(Clockwise(), Clockwise()))
+    # the views are views: every name in them is a row
+    assert set(NO_ROPE) | set(NOT_IMPLEMENTED) | set(ENCODING_FAMILIES) <= set(FAMILIES)
+    assert set(NOT_IMPLEMENTED) == set(NOT_IMPLEMENTED_ROWS)

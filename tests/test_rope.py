@@ -1,4 +1,4 @@
-"""Rotary embeddings (posenc_ref/rope.py).
+"""Rotary embeddings (posenc_ref/rope_functions.py and the module in posenc_ref/rope.py).
 
 Every RoPE property the site derives, the loop oracle, layouts and checkpoint permutation,
 precision, the module and its cache, and bad input.
@@ -821,7 +821,7 @@ def test_bfloat16_bits_round_as_torch_does():
     (low 16 bits 0x8000, even and odd), the largest finite values that round to infinity,
     infinities and NaNs.
     """
-    from posenc_ref._rotate import _bfloat16_bits
+    from posenc_ref._rotate import bfloat16_bits
 
     generator = torch.Generator().manual_seed(3)
     bits = torch.randint(-(2**31), 2**31, (200_000,), generator=generator, dtype=torch.int64)
@@ -830,7 +830,7 @@ def test_bfloat16_bits_round_as_torch_does():
     special += [value - 2**32 for value in (0x80000000, 0xBF808000, 0xFF7FFFFF, 0xFF800000)]
     bits = torch.cat([bits, torch.tensor(special)]).to(torch.int32)
     values = bits.view(torch.float32)
-    got = _bfloat16_bits(values)
+    got = bfloat16_bits(values)
     want = values.to(torch.bfloat16).view(torch.int16).to(torch.int32) << 16
     nan = values.isnan()
     assert torch.equal(got[~nan], want[~nan])
@@ -849,8 +849,8 @@ def test_pair_words_equal_the_formula(monkeypatch, dtype, rotary_dim):
     x = randn(4, 2, 3, 9, 16, dtype=dtype)
     x[0, 0, 0, 2], x[0, 0, 1, 3], x[0, 0, 2, 4] = math.inf, math.nan, 3e38
     cos, sin = rope_cos_sin(torch.arange(100, 109), inv_freq(rotary_dim))
-    words = kernels._rotate_pair_words(x, cos, sin, rotary_dim)
-    monkeypatch.setattr(kernels, "_pair_words_apply", lambda *args: False)
+    words = kernels.rotate_pair_words(x, cos, sin, rotary_dim)
+    monkeypatch.setattr(kernels, "pair_words_apply", lambda *args: False)
     formula = kernels.rotate_formula(x, cos, sin, "interleaved", rotary_dim)
     assert words.dtype == dtype and words.shape == x.shape
     assert torch.equal(words.isnan(), formula.isnan())
@@ -862,7 +862,7 @@ def test_pair_words_only_where_x_is_viewable(monkeypatch):
     import posenc_ref._rotate as kernels
 
     monkeypatch.setattr(kernels, "PAIR_WORDS_COMPILE", True)  # (the torch version gate)
-    apply = kernels._pair_words_apply
+    apply = kernels.pair_words_apply
     x = randn(5, 2, 9, 3, 16, dtype=torch.float32)
     cos, sin = rope_cos_sin(torch.arange(9), inv_freq(16))
     assert apply(x, cos, sin)
@@ -877,3 +877,63 @@ def test_pair_words_only_where_x_is_viewable(monkeypatch):
         assert apply(leaf, cos, sin)
     monkeypatch.setattr(kernels, "PAIR_WORDS_COMPILE", False)
     assert not apply(x, cos, sin)
+
+
+# --- the core imports no config code ----------------------------------------------------------
+
+
+def test_the_rotation_imports_no_config_code():
+    """``import posenc_ref`` (and the module) loads no config reader: only from_hf_config does."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import posenc_ref, posenc_ref.rope\n"
+        "assert not [m for m in sys.modules if m.startswith(('posenc_ref.models', "
+        "'posenc_ref.encodings'))], sorted(sys.modules)\n"
+        "posenc_ref.RotaryEmbedding.from_hf_config({'model_type': 'llama', 'head_dim': 8})\n"
+        "assert 'posenc_ref.models' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_from_spec_keeps_the_frequencies_the_reader_computed(monkeypatch):
+    """The module holds the spec's own tensor; the method is called only past the context."""
+    from posenc_ref import rope_scaling
+    from posenc_ref.models import rope_spec
+
+    spec = rope_spec(
+        {
+            "model_type": "phi3",
+            "head_dim": 8,
+            "max_position_embeddings": 64,
+            "rope_scaling": {
+                "type": "longrope",
+                "short_factor": [1.0, 1.0, 2.0, 2.0],
+                "long_factor": [1.0, 2.0, 4.0, 8.0],
+                "original_max_position_embeddings": 16,
+            },
+        }
+    )
+    calls = []
+    method = rope_scaling.METHODS["longrope"]
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["seq_len"])
+        return method.function(*args, **kwargs)
+
+    monkeypatch.setitem(rope_scaling.METHODS, "longrope", rope_scaling.Method(
+        counted, method.length_dependent, method.keys))  # fmt: skip
+    module = RotaryEmbedding.from_spec(spec, max_len=16)
+    assert calls == [] and module.spec is spec
+    assert module.inv_freq.data_ptr() == spec.inv_freq.data_ptr()
+    assert (module.method, module.scaling, module.attention_factor) == (
+        "longrope", spec.scaling, spec.attention_factor)  # fmt: skip
+    q = randn(0, 1, 1, 20, 8)
+    module(q, q)  # positions 0..19: past the original 16, so the long list, computed per call
+    assert calls == [20]
+    torch.testing.assert_close(
+        module.frequencies(20).inv_freq, spec.frequencies(20).inv_freq, rtol=0, atol=0
+    )

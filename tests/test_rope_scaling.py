@@ -650,3 +650,74 @@ def test_longrope_cached_key_score_mixes_two_frequency_sets(pairs, seed, L, m, n
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# --- the table of methods and the typed scaling -----------------------------------------------
+
+
+def test_methods_table_declares_what_each_function_takes():
+    """Each row's keys and length dependence are its function's keyword arguments and seq_len.
+
+    The package never reads a signature (the table declares both); this test is where the
+    declaration is checked against the functions.
+    """
+    import inspect
+
+    from posenc_ref.rope_scaling import METHODS
+
+    assert set(METHODS) == set(SCALING_METHODS)
+    for name, method in METHODS.items():
+        parameters = inspect.signature(method.function).parameters
+        keywords = [n for n, p in parameters.items() if p.kind is p.KEYWORD_ONLY]
+        assert method.length_dependent == ("seq_len" in keywords), name
+        assert list(method.keys) == [n for n in keywords if n != "seq_len"], name
+        assert SCALING_METHODS[name] is method.function
+
+
+def test_scaling_reads_as_its_dict_and_computes_through_the_table():
+    """A Scaling equals its dict form and gives its function's frequencies.
+
+    ``Scaling(method, params)`` reads as ``{"method": ..., **params}``; ``seq_len`` reaches the
+    function only where the method depends on it.
+    """
+    import copy
+    import pickle
+
+    from posenc_ref.rope_scaling import Scaling
+
+    scaling = Scaling("dynamic_ntk", {"factor": 4.0, "original_max_len": 32})
+    assert scaling == {"method": "dynamic_ntk", "factor": 4.0, "original_max_len": 32}
+    assert dict(scaling) == {"method": "dynamic_ntk", "factor": 4.0, "original_max_len": 32}
+    assert scaling["factor"] == 4.0 and len(scaling) == 3
+    assert Scaling.from_mapping(dict(scaling)) == scaling
+    assert copy.deepcopy(scaling) == scaling and pickle.loads(pickle.dumps(scaling)) == scaling
+    assert (scaling.length_dependent, scaling.varies_past) == (True, 32)
+    for seq_len in (0, 32, 100):
+        expected = dynamic_ntk(8, 10000.0, factor=4.0, seq_len=seq_len, original_max_len=32)
+        assert torch.equal(scaling.frequencies(8, 10000.0, seq_len).inv_freq, expected.inv_freq)
+    fixed = Scaling("yarn", {"factor": 4.0, "original_max_len": 64})
+    assert (fixed.length_dependent, fixed.varies_past) == (False, None)
+    expected = yarn(8, factor=4.0, original_max_len=64)
+    got = fixed.frequencies(8, 10000.0, seq_len=10**6)  # seq_len is not the method's
+    assert torch.equal(got.inv_freq, expected.inv_freq)
+    assert got.attention_factor == expected.attention_factor
+    assert fixed.replace(attention_factor=1.0)["attention_factor"] == 1.0
+    assert "attention_factor" not in fixed  # replace made a new one
+    with pytest.raises(AttributeError, match="immutable"):
+        fixed.method = "linear"
+
+
+@pytest.mark.parametrize(
+    "method, params, match",
+    [
+        ("ntk", {}, r"scaling\['method'\] must be one of"),
+        ("linear", {"scale": 2.0}, r"scaling keys \['scale'\] are not accepted by method"),
+        ("dynamic_ntk", {"factor": 2.0}, "needs 'original_max_len'"),
+        ("longrope", {"short_factor": [1.0]}, "needs 'original_max_len'"),
+    ],
+)
+def test_scaling_refuses_unknown_methods_and_keys(method, params, match):
+    from posenc_ref.rope_scaling import Scaling
+
+    with pytest.raises(ValueError, match=match):
+        Scaling(method, params)

@@ -17,14 +17,14 @@ import torch
 from ..absolute import inv_freq as plain_inv_freq
 from ._kinds import Alibi, LearnedAbsolute, NoPE, RelativeKey, Sinusoidal, T5Buckets
 
-_MAX_SLOPES = 8  # slopes listed; the rest are summarised
+MAX_SLOPES = 8  # slopes listed; the rest are summarised
 
 
-def _g(value: float) -> str:
+def short(value: float) -> str:
     return f"{value:.6g}"
 
 
-def _learned(e: LearnedAbsolute) -> list[tuple[str, str]]:
+def learned_text(e: LearnedAbsolute) -> list[tuple[str, str]]:
     if e.offset == 0:
         rows = "token t reads row t"
     elif e.padding_idx is not None:
@@ -48,7 +48,7 @@ def _learned(e: LearnedAbsolute) -> list[tuple[str, str]]:
     ]
 
 
-_VARIANTS = {
+VARIANTS = {
     "interleaved": "sin in even columns 2i, cos in odd columns 2i+1, as in the paper: "
     "posenc_ref's table as it is",
     "halves": "every sin first (columns 0..{h1}), then every cos ({h}..{d1}); the paper "
@@ -58,19 +58,19 @@ _VARIANTS = {
 }
 
 
-def _sinusoidal(e: Sinusoidal) -> list[tuple[str, str]]:
+def sinusoidal_text(e: Sinusoidal) -> list[tuple[str, str]]:
     d, h = e.dim, e.dim // 2
     omega = e.inv_freq()
     if e.variant == "fairseq":
         formula = (
             f"omega_i = {e.base:g}^(-i/{h - 1}) (fairseq's), so the slowest pair has exactly "
-            f"{_g(float(omega[-1]))} = 1/{e.base:g}; the paper's omega_i = {e.base:g}^(-2i/{d}) "
-            f"with base {_g(e.table_base)} instead of {e.base:g}"
+            f"{short(float(omega[-1]))} = 1/{e.base:g}; the paper's omega_i = {e.base:g}^(-2i/{d}) "
+            f"with base {short(e.table_base)} instead of {e.base:g}"
         )
     else:
         formula = (
             f"omega_i = {e.base:g}^(-2i/{d}) (the paper's): fastest 1, slowest "
-            f"{_g(float(omega[-1]))}"
+            f"{short(float(omega[-1]))}"
         )
     if e.offset:
         angle = f"token t at angle (t + {e.offset}) omega_i: positions count from {e.offset}"
@@ -85,13 +85,13 @@ def _sinusoidal(e: Sinusoidal) -> list[tuple[str, str]]:
             "cosines, added to the token embeddings",
         ),
         ("table", f"width {d}, base {e.base:g}, built for {e.num_positions} positions"),
-        ("columns", _VARIANTS[e.variant].format(h1=h - 1, h=h, d1=d - 1)),
+        ("columns", VARIANTS[e.variant].format(h1=h - 1, h=h, d1=d - 1)),
         ("frequency", formula),
         ("positions", angle),
     ]
 
 
-def _alibi(e: Alibi) -> list[tuple[str, str]]:
+def alibi_text(e: Alibi) -> list[tuple[str, str]]:
     n = e.num_heads
     slopes = e.slopes()
     power = 2 ** int(math.floor(math.log2(n)))
@@ -102,16 +102,16 @@ def _alibi(e: Alibi) -> list[tuple[str, str]]:
             f"the {power}-head slopes 2^(-8h/{power}), then the first {n - power} odd-h slopes "
             f"of the {2 * power}-head set (not monotone)"
         )
-    shown = ", ".join(_g(float(s)) for s in slopes[:_MAX_SLOPES])
-    if n > _MAX_SLOPES:
-        shown += f", ... ({n} in all; the smallest {_g(float(slopes.min()))})"
+    shown = ", ".join(short(float(s)) for s in slopes[:MAX_SLOPES])
+    if n > MAX_SLOPES:
+        shown += f", ... ({n} in all; the smallest {short(float(slopes.min()))})"
     if e.logit_scale == 1.0:
         scale = "added to q.k/sqrt(d_head) as they are"
         label = "slopes"
     else:
         scale = (
-            f"added before the model's 1/sqrt(d_head) = {_g(e.logit_scale)} scale: on the "
-            f"scaled logits q.k/sqrt(d_head) the slopes are mu_h x {_g(e.logit_scale)} "
+            f"added before the model's 1/sqrt(d_head) = {short(e.logit_scale)} scale: on the "
+            f"scaled logits q.k/sqrt(d_head) the slopes are mu_h x {short(e.logit_scale)} "
             "(listed above)"
         )
         label = "on logits"
@@ -127,7 +127,7 @@ def _alibi(e: Alibi) -> list[tuple[str, str]]:
     ]
 
 
-def _t5(e: T5Buckets) -> list[tuple[str, str]]:
+def t5_text(e: T5Buckets) -> list[tuple[str, str]]:
     both, past = e.num_buckets // 2, e.num_buckets
     shared = (
         "every layer has its own table"
@@ -159,7 +159,7 @@ def _t5(e: T5Buckets) -> list[tuple[str, str]]:
     ]
 
 
-def _relative_key(e: RelativeKey) -> list[tuple[str, str]]:
+def relative_key_text(e: RelativeKey) -> list[tuple[str, str]]:
     query = " and with the key" if e.variant == "relative_key_query" else ""
     return [
         (
@@ -178,7 +178,7 @@ def _relative_key(e: RelativeKey) -> list[tuple[str, str]]:
     ]
 
 
-def _nope(e: NoPE) -> list[tuple[str, str]]:
+def nope_text(e: NoPE) -> list[tuple[str, str]]:
     if e.attention_layers == 0:
         order = "no layer attends: the state-space layers' recurrence carries the order"
     else:
@@ -199,12 +199,12 @@ def _nope(e: NoPE) -> list[tuple[str, str]]:
 
 
 DESCRIBERS = {
-    "learned": _learned,
-    "sinusoidal": _sinusoidal,
-    "alibi": _alibi,
-    "t5": _t5,
-    "relative_key": _relative_key,
-    "nope": _nope,
+    "learned": learned_text,
+    "sinusoidal": sinusoidal_text,
+    "alibi": alibi_text,
+    "t5": t5_text,
+    "relative_key": relative_key_text,
+    "nope": nope_text,
 }
 
 
@@ -217,13 +217,13 @@ def describe(encoding: object) -> list[tuple[str, str]]:
 # --------------------------------------------------------------------------- RoPE, and any kind
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
     if value == 0 or not math.isfinite(value):
         return str(value)
     return f"{value:.6g}"
 
 
-def _rows(pairs: int, every: bool) -> list[int]:
+def shown_pairs(pairs: int, every: bool) -> list[int]:
     if every or pairs <= 16:
         return list(range(pairs))
     picked = {round(k * (pairs - 1) / 15) for k in range(16)}
@@ -236,7 +236,7 @@ def wrap(text: str, indent: int = 12) -> str:
     return textwrap.fill(text, 76, subsequent_indent=" " * indent, break_on_hyphens=False)
 
 
-def _field(name: str, text: str) -> str:
+def field_line(name: str, text: str) -> str:
     return wrap(f"{name + ':':<12}{text}")
 
 
@@ -257,16 +257,16 @@ def describe_encoding(encoding: object, *, all_pairs: bool = False) -> str:
         Lines of at most 76 characters.
     """
     if encoding.kind == "rope":
-        text = _rope_text(encoding, all_pairs)
+        text = rope_text(encoding, all_pairs)
     else:
         fields = describe(encoding)
-        text = "\n".join(wrap(t) if not name else _field(name, t) for name, t in fields)
+        text = "\n".join(wrap(t) if not name else field_line(name, t) for name, t in fields)
     for note in encoding.notes:
-        text += "\n" + _field("note", note)
+        text += "\n" + field_line("note", note)
     return text
 
 
-def _rope_text(encoding, all_pairs: bool) -> str:
+def rope_text(encoding, all_pairs: bool) -> str:
     specs = encoding.specs
     if list(specs) == [None]:
         return describe_rope(specs[None], all_pairs=all_pairs)
@@ -296,8 +296,13 @@ def describe_rope(spec: object, *, all_pairs: bool = False) -> str:
     -------
     str
     """
+    lines = [*rope_lines(spec), *layer_lines(spec), *pair_lines(spec, all_pairs)]
+    return "\n".join(lines)
+
+
+def rope_lines(spec: object) -> list[str]:
+    """Type and base, widths, layout, context, attention factor, M-RoPE: one line each."""
     head_dim, rotary_dim = spec.head_dim, spec.rotary_dim
-    pairs = rotary_dim // 2
     layout = spec.layout
     model_type = getattr(spec, "model_type", None)
     layer_type = getattr(spec, "layer_type", None)
@@ -315,7 +320,7 @@ def describe_rope(spec: object, *, all_pairs: bool = False) -> str:
     if layout == "interleaved":
         pairing = "pairs (2i, 2i+1), interleaved (Meta's Llama, GLM, torchtune)"
     else:
-        pairing = f"pairs (i, i + {pairs}), half (HF rotate_half, GPT-NeoX)"
+        pairing = f"pairs (i, i + {rotary_dim // 2}), half (HF rotate_half, GPT-NeoX)"
     output_layout = getattr(spec, "output_layout", layout)
     if output_layout not in (None, layout):
         pairing += f"; results written back in {output_layout} order"
@@ -332,15 +337,15 @@ def describe_rope(spec: object, *, all_pairs: bool = False) -> str:
     a = float(spec.attention_factor)
     lines.append(
         wrap(
-            f"attention:  factor {_number(a)} multiplied into cos and sin"
-            + (f" (logits scale by a^2 = {_number(a * a)})" if a != 1.0 else " (none)")
+            f"attention:  factor {number(a)} multiplied into cos and sin"
+            + (f" (logits scale by a^2 = {number(a * a)})" if a != 1.0 else " (none)")
         )
     )
     softmax = float(getattr(spec, "softmax_scale_factor", 1.0))
     if softmax != 1.0:
         lines.append(
             wrap(
-                f"            and the model multiplies its softmax scale by {_number(softmax)} "
+                f"            and the model multiplies its softmax scale by {number(softmax)} "
                 "outside RoPE"
             )
         )
@@ -352,61 +357,68 @@ def describe_rope(spec: object, *, all_pairs: bool = False) -> str:
                 "height and width position rows"
             )
         )
-    lines += _layer_lines(spec)
+    return lines
+
+
+def pair_lines(spec: object, all_pairs: bool) -> list[str]:
+    """The pairs in a sentence, then a table of them (frequency, wavelength, turns), then a note."""
+    pairs = spec.rotary_dim // 2
+    original = spec.original_max_len
     omega = spec.inv_freq.detach().to("cpu", torch.float64)
-    plain = plain_inv_freq(rotary_dim, spec.base)
+    plain = plain_inv_freq(spec.rotary_dim, spec.base)
     wavelength = 2 * math.pi / omega
     # a float: an integer context past int64 (10**20) cannot enter a tensor operation
     context = float(original or spec.max_len or 0)
     label = f"{original or spec.max_len}" if context < 1e9 else f"{context:.3g}"  # fits a column
     summary = (
-        f"{pairs}, the fastest turning {_number(float(omega.max()))} rad per position "
-        f"(wavelength {_number(float(wavelength.min()))}), the slowest "
-        f"{_number(float(omega.min()))} (wavelength {_number(float(wavelength.max()))})."
+        f"{pairs}, the fastest turning {number(float(omega.max()))} rad per position "
+        f"(wavelength {number(float(wavelength.min()))}), the slowest "
+        f"{number(float(omega.min()))} (wavelength {number(float(wavelength.max()))})."
     )
     if context:
         turns = context / wavelength
         summary += (
             f" {int((turns >= 1).sum())} of {pairs} turn at least once within {label} "
-            f"positions; the slowest turns {_number(float(turns.min()))} times."
+            f"positions; the slowest turns {number(float(turns.min()))} times."
         )
-    lines.append(wrap("pairs:      " + summary))
+    lines = [wrap("pairs:      " + summary)]
     scaled = not torch.allclose(omega, plain, rtol=1e-12, atol=0)
-    long_note = _length_note(spec, context, omega) if context else None
+    long_note = length_note(spec, context, omega) if context else None
     header = f"{'pair':>5} {'inv_freq':>12} {'wavelength':>12}"
     if context:
         header += f" {'turns in ' + label:>16}"
     if scaled:
         header += f" {'vs base^(-2i/d)':>16}"
     lines += ["", header]
-    for i in _rows(pairs, all_pairs):
-        row = f"{i:>5} {_number(float(omega[i])):>12} {_number(float(wavelength[i])):>12}"
+    for i in shown_pairs(pairs, all_pairs):
+        row = f"{i:>5} {number(float(omega[i])):>12} {number(float(wavelength[i])):>12}"
         if context:
-            row += f" {_number(context / float(wavelength[i])):>16}"
+            row += f" {number(context / float(wavelength[i])):>16}"
         if scaled:
-            row += f" {'x ' + _number(float(omega[i] / plain[i])):>16}"
+            row += f" {'x ' + number(float(omega[i] / plain[i])):>16}"
         lines.append(row)
     if not all_pairs and pairs > 16:
-        lines.append(f"({len(_rows(pairs, False))} of {pairs} pairs shown; --all-pairs lists all)")
+        shown = len(shown_pairs(pairs, False))
+        lines.append(f"({shown} of {pairs} pairs shown; --all-pairs lists all)")
     if long_note:
         lines += ["", wrap(long_note, indent=0)]
-    return "\n".join(lines)
+    return lines
 
 
-def _listed(layers: Sequence[int]) -> str:
+def listed(layers: Sequence[int]) -> str:
     shown = ", ".join(str(i) for i in layers[:8])
     return shown + (f", ... ({len(layers)} layers)" if len(layers) > 8 else "")
 
 
-def _layer_lines(spec: object) -> list[str]:
+def layer_lines(spec: object) -> list[str]:
     """Which layers use the spec, MLA's position-free part, query scaling: where a spec says."""
     lines = []
     layers = getattr(spec, "layers", None)
     if layers:
-        lines.append(wrap(f"layers:     {_listed(list(layers))} use this RoPE"))
+        lines.append(wrap(f"layers:     {listed(list(layers))} use this RoPE"))
     nope = getattr(spec, "nope_layers", None)
     if nope:
-        lines.append(wrap(f"no RoPE:    layers {_listed(list(nope))} rotate nothing"))
+        lines.append(wrap(f"no RoPE:    layers {listed(list(nope))} rotate nothing"))
     nope_dim = getattr(spec, "nope_dim", 0)
     if nope_dim:
         lines.append(
@@ -431,7 +443,7 @@ def _layer_lines(spec: object) -> list[str]:
     return lines
 
 
-def _length_note(spec: object, context: float, omega) -> str | None:
+def length_note(spec: object, context: float, omega) -> str | None:
     """Say so when calls longer than the original context use other frequencies."""
     longer = int(2 * context + 1)
     if longer > 2**53:  # past float64's integers: no length-dependent type reads such a length
@@ -441,7 +453,7 @@ def _length_note(spec: object, context: float, omega) -> str | None:
         return None
     return (
         f"length-dependent: calls longer than {int(context)} positions use other frequencies "
-        f"(at length {longer}: fastest {_number(float(later.inv_freq.max()))}, "
-        f"slowest {_number(float(later.inv_freq.min()))}, attention factor "
-        f"{_number(float(later.attention_factor))})"
+        f"(at length {longer}: fastest {number(float(later.inv_freq.max()))}, "
+        f"slowest {number(float(later.inv_freq.min()))}, attention factor "
+        f"{number(float(later.attention_factor))})"
     )

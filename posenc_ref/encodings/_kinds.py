@@ -19,7 +19,7 @@ from ..relative import alibi_bias, alibi_slopes, t5_relative_bucket
 
 
 @dataclass(frozen=True)
-class _Encoding:
+class Encoding:
     """Fields every kind has: the family, the code that decides it, and notes for the reader."""
 
     kind: ClassVar[str]
@@ -29,7 +29,7 @@ class _Encoding:
 
 
 @dataclass(frozen=True)
-class LearnedAbsolute(_Encoding):
+class LearnedAbsolute(Encoding):
     r"""A trained table of position vectors, added to the token embeddings.
 
     Attributes
@@ -72,11 +72,11 @@ class LearnedAbsolute(_Encoding):
         torch.Tensor
             Same shape, int64: ``positions + offset``.
         """
-        return _rows(positions, self.num_positions, self.offset)
+        return rows_read(positions, self.num_positions, self.offset)
 
 
 @dataclass(frozen=True)
-class Sinusoidal(_Encoding):
+class Sinusoidal(Encoding):
     r"""A fixed table of sines and cosines, added to the (scaled) token embeddings.
 
     Three variants circulate; each is posenc_ref's table
@@ -162,7 +162,7 @@ class Sinusoidal(_Encoding):
 
 
 @dataclass(frozen=True)
-class Alibi(_Encoding):
+class Alibi(Encoding):
     r"""ALiBi: each head adds :math:`-\mu_h (m - p)` to the logit of query :math:`m`, key :math:`p`.
 
     Attributes
@@ -196,7 +196,7 @@ class Alibi(_Encoding):
 
 
 @dataclass(frozen=True)
-class T5Buckets(_Encoding):
+class T5Buckets(Encoding):
     r"""T5's relative buckets: a learned scalar per (bucket, head), added to the logits.
 
     Attributes
@@ -248,7 +248,7 @@ class T5Buckets(_Encoding):
 
 
 @dataclass(frozen=True)
-class RelativeKey(_Encoding):
+class RelativeKey(Encoding):
     r"""BERT's ``relative_key(_query)`` embeddings (Huang et al. 2020): gone in transformers 5.
 
     transformers 4.x learned a vector :math:`r_{m-p}` per distance (a table of
@@ -265,7 +265,7 @@ class RelativeKey(_Encoding):
 
 
 @dataclass(frozen=True)
-class NoPE(_Encoding):
+class NoPE(Encoding):
     """No positional encoding: order reaches attention only through the causal mask or recurrence.
 
     Attributes
@@ -281,7 +281,7 @@ class NoPE(_Encoding):
 
 
 @dataclass(frozen=True)
-class Rope(_Encoding):
+class Rope(Encoding):
     """Rotary embeddings: one :class:`~posenc_ref.models.RopeSpec` per layer type.
 
     Attributes
@@ -294,7 +294,7 @@ class Rope(_Encoding):
     specs: Mapping[str | None, Any]
 
 
-def _rows(positions: torch.Tensor, num_positions: int, offset: int) -> torch.Tensor:
+def rows_read(positions: torch.Tensor, num_positions: int, offset: int) -> torch.Tensor:
     if not isinstance(positions, torch.Tensor) or positions.is_floating_point():
         raise TypeError(f"positions must be an integer tensor, got {positions!r}")
     if positions.numel() and not (

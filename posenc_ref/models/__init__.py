@@ -13,17 +13,17 @@ rotation module from the same spec. Both config forms in circulation are read:
   ``rope_type``, plus family-specific names (GPT-NeoX ``rotary_pct`` and ``rotary_emb_base``,
   Gemma 3 ``rope_local_base_freq``, Phi-3 ``"su"``, Qwen2-VL ``"mrope"``).
 
-The reader is one function and two tables:
+The reader is a few named steps (:mod:`posenc_ref.models.read_rope`) over two tables:
 
 - :data:`ROPE_TYPES` (``rope_types.py``): one entry per HF ``rope_type``, saying which keys it
   reads and which :mod:`posenc_ref.rope_scaling` transform it is;
-- :data:`FAMILIES` (``families.py``, the rows with an exception in ``exceptions.py``): one row
-  per family of transformers, keyed by the language model's ``model_type``, with what its code
-  decides and its config does not say (pair layout,
-  where the rotary width comes from, the config class's defaults, layers without RoPE, a query
-  scaling). Families whose model uses no RoPE are listed in :data:`NO_ROPE` and raise
-  :class:`NoRopeError`; families whose RoPE needs a feature posenc_ref does not implement are
-  listed in :data:`NOT_IMPLEMENTED` with that feature and raise ``NotImplementedError``.
+- :data:`FAMILIES` (``families/``): one :class:`Family` row per family of transformers, RoPE or
+  not, keyed by the language model's ``model_type``: its pair layout, base, widths and
+  encoding, and its exceptions to the conventions as traits (:mod:`posenc_ref.models.traits`:
+  MLA, M-RoPE, layers without RoPE, a query scaling, a norm after the rotation, legacy keys, a
+  fixed base, RoPE switched by a config key, ...). A family whose model uses no RoPE raises
+  :class:`NoRopeError` (:data:`NO_ROPE` lists them); one whose RoPE needs a feature posenc_ref
+  does not implement raises ``NotImplementedError`` (:data:`NOT_IMPLEMENTED`).
 
 Nothing is ignored silently. A key inside the RoPE dict that the ``rope_type`` does not read, a
 key another family's code reads, two places that give different values for the same quantity, or
@@ -35,12 +35,13 @@ The released configs of the families on the site's model zoo ship with the packa
 (:func:`released_configs`). Explained on the site: [Model zoo](models.md).
 """
 
+from ..query_scale import QueryScale
 from .families import FAMILIES, NO_ROPE, NOT_IMPLEMENTED
 from .family import Family
-from .reader import NoRopeError, layer_specs, rope_spec
+from .read_rope import layer_specs, rope_spec
 from .released import released_config, released_configs, zoo_rows
 from .rope_types import ROPE_TYPES, RopeType
-from .spec import QueryScale, RopeSpec
+from .spec import NoRopeError, RopeSpec
 
 __all__ = [
     "RopeSpec",

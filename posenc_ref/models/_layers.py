@@ -1,75 +1,102 @@
-r"""Which layers a RoPE applies to: layer types, per-layer overrides, layers without RoPE."""
+r"""Step 7 of reading a RoPE: which layers use it, and what the model does around the rotation.
+
+Layers without RoPE (a rule of the family, or a layer type whose RoPE dict is null), the query
+scalings of the layers with and without RoPE, the softmax scale of the MLA families, and a norm
+right after the rotation (which cancels an attention factor).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ._values import _length, _show
+from ..query_scale import QueryScale
+from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
+from ._config import length, real
+from ._rope_dict import ChosenRope
 from .family import Family
+from .rope_types import TypeResult
+from .traits import Clockwise, Mla, NormAfter, QueryScaling, RopeLayers
+
+# Keys that say which layers a config has (without one, a family with layers without RoPE
+# cannot say which they are).
+LAYER_KEYS = ("layer_types", "num_hidden_layers", "no_rope_layers", "layer_rope_theta")
 
 
-def _layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[str, Any]:
-    """The per_layer_config of transformers (layer index -> keys it overrides), for a type."""
-    per_layer = config.get("per_layer_config")
-    if not per_layer:
-        return {}
-    if not isinstance(per_layer, Mapping):
-        raise TypeError(
-            f"per_layer_config must be a dict of layer index -> keys, got {_show(per_layer)}"
-        )
-    types = config.get("layer_types")
-    found: list[dict[str, Any]] = []
-    for index, overrides in per_layer.items():
-        try:
-            layer = int(index)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"per_layer_config keys must be layer indices, got {_show(index)}"
-            ) from None
-        if not isinstance(overrides, Mapping):
-            raise TypeError(f"per_layer_config[{index!r}] must be a dict, got {_show(overrides)}")
-        if types is None or not 0 <= layer < len(types):
-            raise ValueError(
-                f"per_layer_config names layer {layer}, which layer_types does not have"
-            )
-        if types[layer] == layer_type:
-            found.append(dict(overrides))
-    if not found:
-        return {}
-    if any(f != found[0] for f in found) or len(found) != list(types).count(layer_type):
-        raise ValueError(
-            f"per_layer_config gives the {layer_type!r} layers different values; posenc_ref reads "
-            "one RoPE per layer type"
-        )
-    return found[0]
+@dataclass(frozen=True)
+class Around:
+    """What this step found: the layers, and the model's factors around the rotation."""
+
+    layers: tuple[int, ...] | None
+    nope_layers: tuple[int, ...] | None
+    query_scale: QueryScale | None
+    nope_query_scale: QueryScale | None
+    softmax_scale_factor: float
+    normalized_after: bool
+    clockwise: bool
+    frequencies: ScaledFrequencies  # the type's, with attention factor 1 under a norm after
+    scaling: Scaling | None  # the type's method, likewise
 
 
-# --------------------------------------------------------------------------- layers
+def around_of(chosen: ChosenRope, family: Family, read: TypeResult, rotary_dim: int) -> Around:
+    """The layers this RoPE applies to, and the scalings and norms around it."""
+    config, rope = chosen.config, chosen.rope
+    norm = family.trait(NormAfter)
+    normalized = norm is not None and norm.applies(config)
+    freqs, scaling_method = read.freqs, read.scaling
+    if normalized and freqs.attention_factor != 1.0:
+        # q and k are L2-normalized right after the rotation (Llama 4's qk_norm): the norm
+        # commutes with the rotation and cancels any factor on cos and sin.
+        freqs, scaling_method = without_attention_factor(read, rotary_dim, chosen.base)
+    softmax_scale = 1.0
+    if family.trait(Mla) and rope["rope_type"] != "default" and rope.get("mscale_all_dim"):
+        # The MLA families multiply their softmax scale by g(s, mscale_all_dim)^2 (outside RoPE).
+        mscale_all_dim = real("mscale_all_dim", rope["mscale_all_dim"])
+        softmax_scale = yarn_mscale(read.factor, mscale_all_dim) ** 2
+    layers, nope_layers = layers_of(config, family, chosen.layer_type, chosen.null_types)
+    scaling = family.trait(QueryScaling)
+    query_scale = scaling.rotating(config, rope) if scaling and scaling.rotating else None
+    nope_scale = scaling.nope(config) if scaling and scaling.nope else None
+    if not (nope_layers or nope_layers is None):
+        nope_scale = None  # no layer without RoPE to scale
+    return Around(layers, nope_layers, query_scale, nope_scale, softmax_scale, normalized,
+                  family.trait(Clockwise) is not None, freqs, scaling_method)  # fmt: skip
 
 
-def _layer_count(config: Mapping[str, Any]) -> int | None:
+def without_attention_factor(
+    read: TypeResult, rotary_dim: int, base: float
+) -> tuple[ScaledFrequencies, Scaling | None]:
+    """The same frequencies with attention factor 1 (what a following L2 norm leaves of it)."""
+    if read.scaling is None:
+        return ScaledFrequencies(read.freqs.inv_freq, 1.0), None
+    scaling = read.scaling.replace(attention_factor=1.0)  # yarn and longrope: the final value
+    return scaling.frequencies(rotary_dim, base), scaling
+
+
+def layer_count(config: Mapping[str, Any]) -> int | None:
+    """``num_hidden_layers``, where given."""
     value = config.get("num_hidden_layers")
-    return None if value is None else _length("num_hidden_layers", value)
+    return None if value is None else length("num_hidden_layers", value)
 
 
-def _layers_of(
+def layers_of(
     config: Mapping[str, Any], family: Family, layer_type: str | None, null_types=frozenset()
-):
+) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
     """``(layers using this RoPE or None, layers without RoPE)``.
 
     ``null_types``: layer types whose RoPE dict is null (Beam's global layers): no RoPE there.
     """
-    count = _layer_count(config)
+    count = layer_count(config)
     rotating = None
     types = config.get("layer_types")
     if null_types and types is not None:
         rotating = [t not in null_types for t in types]
-    said = ("layer_types", "num_hidden_layers", "no_rope_layers", "layer_rope_theta")
-    if family.rope_layers is not None and all(config.get(key) is None for key in said):
+    rule = family.trait(RopeLayers)
+    if rule is not None and all(config.get(key) is None for key in LAYER_KEYS):
         return None, None  # the config does not say which layers there are
-    if family.rope_layers is not None:
-        by_rule = family.rope_layers(config, count)
+    if rule is not None:
+        by_rule = rule.rule(config, count)
         if rotating is not None and len(by_rule) == len(rotating):
             by_rule = [a and b for a, b in zip(by_rule, rotating, strict=True)]
         rotating = by_rule

@@ -1,21 +1,85 @@
-r"""The RoPE dict of a config: both forms, one dict per layer type, M-RoPE sections."""
+r"""Step 4 of reading a RoPE: the one RoPE dict that applies, its type and its base.
+
+Both config forms (``rope_parameters``; the older ``rope_theta`` + ``rope_scaling``), one dict
+per layer type (and Gemma 3's older per-type bases), a layer type's ``per_layer_config``
+overrides, the spelling of the type (``type`` or ``rope_type``, legacy names), the keys the type
+and the family read, and the base (fixed by the code, or contradicted by a key it never reads).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ._values import _copy, _length, _name, _same, _show
+from ._config import copy, lookup, name, real, same, shown
 from .family import Family
-from .rope_types import COMMON_KEYS, ROPE_TYPES
+from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
+from .traits import Conflicts, FixedBase, LegacyKeys, LegacyTypes, LocalBase, OnlyDefault
 
 MROPE_KEYS = frozenset({"mrope_section", "mrope_interleaved"})
 
+# RoPE types posenc_ref knows but does not implement.
+NOT_IMPLEMENTED_TYPES = {
+    "axial": "2-D (axial) RoPE of vision encoders; posenc_ref.axial has the schemes of eight "
+    "families' vision towers (apply_axial_rope), but this reader does not read vision configs"
+}
 
-# --------------------------------------------------------------------------- the RoPE dict
+
+@dataclass(frozen=True)
+class ChosenRope:
+    """What this step found.
+
+    Attributes
+    ----------
+    config : dict
+        The config, with the layer type's ``per_layer_config`` overrides.
+    rope : dict
+        The RoPE dict that applies: ``rope_type`` named as the code names it, ``rope_theta``
+        filled in.
+    kind : RopeType
+        Its entry in :data:`~posenc_ref.models.ROPE_TYPES`.
+    base : float
+        ``rope_theta``.
+    layer_type : str or None
+        The layer type it belongs to.
+    null_types : frozenset of str
+        Layer types whose RoPE dict is null (no RoPE there).
+    overrides : dict
+        The layer type's ``per_layer_config`` overrides.
+    """
+
+    config: dict[str, Any]
+    rope: dict[str, Any]
+    kind: RopeType
+    base: float
+    layer_type: str | None
+    null_types: frozenset[str]
+    overrides: dict[str, Any]
 
 
-def _is_nested(rope: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
+def choose_rope(
+    config: dict[str, Any], family: Family, model_type: str | None, layer_type: str | None
+) -> ChosenRope:
+    """The RoPE dict of ``layer_type`` (or the only one), checked against its type's keys."""
+    overrides = {}
+    if layer_type is not None:
+        overrides = layer_overrides(config, name("layer_type", layer_type))
+        config = {**config, **overrides}
+    rope, top_theta = rope_dicts(config, family)
+    nested = is_nested(rope)
+    null_types = frozenset(k for k, v in rope.items() if v is None) if nested else frozenset()
+    rope, layer_type = choose_layer_type(rope, top_theta, config, family, layer_type)
+    rope = meaning(rope, family, "the RoPE dict")
+    kind = rope_type_of(rope, family, model_type)
+    base = base_of(rope, config, family, model_type)
+    return ChosenRope(config, rope, kind, base, layer_type, null_types, overrides)
+
+
+# --------------------------------------------------------------------------- the dicts
+
+
+def is_nested(rope: Mapping[str, Any]) -> bool:
     """One RoPE dict per layer type (transformers' rule: keys that are the config's layer types)."""
     if not rope:
         return False
@@ -26,14 +90,16 @@ def _is_nested(rope: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
     )
 
 
-def _meaning(rope: Mapping[str, Any], family: Family, where: str) -> dict[str, Any]:
+def meaning(rope: Mapping[str, Any], family: Family, where: str) -> dict[str, Any]:
     """A RoPE dict compared by what it means: one spelling of the type, legacy names mapped."""
     out = dict(rope)
+    legacy = family.trait(LegacyTypes)
     names = [out.pop("rope_type", None), out.pop("type", None)]
     given = []
-    for label, name in zip((f"{where}['rope_type']", f"{where}['type']"), names, strict=True):
-        if name is not None:
-            given.append(family.legacy_types.get(_name(label, name), name))
+    for label, spelled in zip((f"{where}['rope_type']", f"{where}['type']"), names, strict=True):
+        if spelled is not None:
+            name(label, spelled)
+            given.append(legacy.names.get(spelled, spelled) if legacy else spelled)
     if len(given) == 2 and given[0] != given[1]:
         raise ValueError(
             f"inconsistent rope_type {names[0]!r} and type {names[1]!r} in {where} (they mean "
@@ -43,86 +109,62 @@ def _meaning(rope: Mapping[str, Any], family: Family, where: str) -> dict[str, A
     return out
 
 
-def _rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], object]:
+def rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], object]:
     """The RoPE dict (or the dict of per-layer-type dicts) and the top-level base."""
     parameters = config.get("rope_parameters")
     scaling = config.get("rope_scaling")
-    for name, value in (("rope_parameters", parameters), ("rope_scaling", scaling)):
+    for key, value in (("rope_parameters", parameters), ("rope_scaling", scaling)):
         if value is not None and not isinstance(value, Mapping):
-            raise TypeError(f"{name} must be a dict or null, got {_show(value)}")
-    parameters = _copy(parameters, "rope_parameters") or {}
-    scaling = _copy(scaling, "rope_scaling") or {}
+            raise TypeError(f"{key} must be a dict or null, got {shown(value)}")
+    parameters = copy(parameters, "rope_parameters") or {}
+    scaling = copy(scaling, "rope_scaling") or {}
     if parameters and scaling:
         # The same RoPE may be written both ways (a transformers object keeps the old
         # rope_scaling next to rope_parameters): compare what they mean, not how they are spelled.
-        if _is_nested(parameters, config) or _is_nested(scaling, config):
-            same = parameters == scaling
+        if is_nested(parameters) or is_nested(scaling):
+            agree = parameters == scaling
         else:
-            a = _meaning(parameters, family, "rope_parameters")
-            b = _meaning(scaling, family, "rope_scaling")
-            theta = _same("rope_theta", a.pop("rope_theta", None), b.pop("rope_theta", None),
-                          ("rope_parameters", "rope_scaling"))  # fmt: skip
-            same = a == b
-            if same and theta is not None:
+            a = meaning(parameters, family, "rope_parameters")
+            b = meaning(scaling, family, "rope_scaling")
+            theta = same("rope_theta", a.pop("rope_theta", None), b.pop("rope_theta", None),
+                         ("rope_parameters", "rope_scaling"))  # fmt: skip
+            agree = a == b
+            if agree and theta is not None:
                 parameters = {**parameters, "rope_theta": theta}
-        if not same:
+        if not agree:
             raise ValueError(
-                f"inconsistent rope_parameters {_show(parameters)} and rope_scaling "
-                f"{_show(scaling)}: they mean different RoPEs; give one (transformers >= 5 "
+                f"inconsistent rope_parameters {shown(parameters)} and rope_scaling "
+                f"{shown(scaling)}: they mean different RoPEs; give one (transformers >= 5 "
                 "writes rope_parameters)"
             )
     rope = parameters or scaling
     top_theta = config.get("rope_theta")
-    for legacy, spec in family.legacy_keys.items():
-        if spec.quantity == "rope_theta" and config.get(legacy) is not None:
-            top_theta = _same("rope_theta", top_theta, config[legacy], ("rope_theta", legacy))
+    legacy = family.trait(LegacyKeys)
+    for key, spec in (legacy.by_key if legacy else {}).items():
+        if spec.quantity == "rope_theta" and config.get(key) is not None:
+            top_theta = same("rope_theta", top_theta, config[key], ("rope_theta", key))
     return rope, top_theta
 
 
-def _choose_layer_type(
+def choose_layer_type(
     rope: dict[str, Any], top_theta: object, config: dict[str, Any], family: Family,
     layer_type: str | None,
 ) -> tuple[dict[str, Any], str | None]:  # fmt: skip
     """The one RoPE dict that applies (with rope_theta filled in), and the layer type."""
-    if layer_type is not None:
-        _name("layer_type", layer_type)
-    if family.per_layer_theta is not None and not _is_nested(rope, config):
+    local = family.trait(LocalBase)
+    per_type_theta = local is not None and isinstance(family.theta, Mapping)
+    if per_type_theta and not is_nested(rope):
         # Gemma 3's older form: rope_theta and rope_scaling for full attention,
         # rope_local_base_freq for the sliding-window layers.
         full = dict(rope) if rope else {"rope_type": "default"}
         full.setdefault("rope_theta", top_theta)
         rope = {
             "full_attention": full,
-            "sliding_attention": {
-                "rope_type": "default",
-                "rope_theta": config.get(family.local_base_key),
-            },
+            "sliding_attention": {"rope_type": "default", "rope_theta": config.get(local.key)},
         }
         top_theta = None
-
-    if _is_nested(rope, config):
-        if layer_type is None:
-            raise ValueError(
-                f"this config has one RoPE per layer type ({', '.join(rope)}): pass layer_type="
-            )
-        if layer_type not in rope:
-            raise ValueError(
-                f"layer_type {layer_type!r} is not in the config's per-layer RoPE "
-                f"({', '.join(rope)})"
-            )
-        chosen = rope[layer_type]
-        if chosen is None:
-            raise ValueError(f"layer type {layer_type!r} has no RoPE (its rope_parameters is null)")
-        chosen = dict(chosen)
-        if chosen.get("rope_theta") is None:
-            default = family.theta_default(layer_type)
-            chosen["rope_theta"] = top_theta if top_theta is not None else default
-        elif top_theta is not None and family.per_layer_theta is None:
-            _same(
-                "rope_theta", chosen["rope_theta"], top_theta, ("rope_parameters", "the top level")
-            )
-        return chosen, layer_type
-
+    if is_nested(rope):
+        return dict_of_layer_type(rope, top_theta, family, layer_type, per_type_theta)
     if layer_type is not None:
         types = config.get("layer_types")
         if types is None:
@@ -131,102 +173,135 @@ def _choose_layer_type(
                 "layer_types: leave layer_type out"
             )
         if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
-            raise TypeError(f"layer_types must be a list of strings, got {_show(types)}")
+            raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
         if layer_type not in types:
             raise ValueError(
                 f"layer_type {layer_type!r} is not one of the config's layer_types "
                 f"({', '.join(sorted(set(types)))})"
             )
     rope = dict(rope)
-    theta = _same(
-        "rope_theta", rope.get("rope_theta"), top_theta, ("the RoPE dict", "the top level")
-    )
+    where = ("the RoPE dict", "the top level")
+    theta = same("rope_theta", rope.get("rope_theta"), top_theta, where)
     rope["rope_theta"] = family.theta_default(layer_type) if theta is None else theta
     return rope, layer_type
 
 
-def _counts_as_given(counts: tuple[int, ...], pairs: int, family: Family) -> tuple[int, ...]:
-    """The code splits its table by the counts: they must cover the rotary pairs exactly."""
-    if sum(counts) != pairs:
+def dict_of_layer_type(
+    rope: dict[str, Any], top_theta: object, family: Family, layer_type: str | None,
+    per_type_theta: bool,
+) -> tuple[dict[str, Any], str]:  # fmt: skip
+    """From a RoPE dict per layer type: the one of ``layer_type``."""
+    if layer_type is None:
         raise ValueError(
-            f"mrope_section {_as_written(counts, family)} sums to {sum(counts)} pairs but the "
-            f"rotary part has rotary_dim // 2 = {pairs}"
+            f"this config has one RoPE per layer type ({', '.join(rope)}): pass layer_type="
         )
-    return counts
-
-
-def _time_takes_the_rest(counts: tuple[int, ...], pairs: int, family: Family) -> tuple[int, ...]:
-    """The code reads the height and width counts only; every pair they do not take is time's.
-
-    (Qwen3-VL's code overwrites the time row's table at the height and width pairs, so
-    ``mrope_section[0]`` is never read: Qwen4-Exp's default [11, 11, 10] on 128 pairs gives time
-    107 pairs.)
-    """
-    _, height, width = counts
-    if height + width > pairs:
+    if layer_type not in rope:
         raise ValueError(
-            f"mrope_section {list(counts)} gives height and width {height + width} pairs but the "
-            f"rotary part has rotary_dim // 2 = {pairs}"
+            f"layer_type {layer_type!r} is not in the config's per-layer RoPE ({', '.join(rope)})"
         )
-    return (pairs - height - width, height, width)
+    chosen = rope[layer_type]
+    if chosen is None:
+        raise ValueError(f"layer type {layer_type!r} has no RoPE (its rope_parameters is null)")
+    chosen = dict(chosen)
+    if chosen.get("rope_theta") is None:
+        default = family.theta_default(layer_type)
+        chosen["rope_theta"] = top_theta if top_theta is not None else default
+    elif top_theta is not None and not per_type_theta:
+        same("rope_theta", chosen["rope_theta"], top_theta, ("rope_parameters", "the top level"))
+    return chosen, layer_type
 
 
-def _halves(counts: tuple[int, ...] | None, pairs: int, family: Family) -> tuple[int, ...]:
-    """No mrope_section: the code gives the even pairs to one row and the odd ones to the other."""
-    halves = (pairs - pairs // 2, pairs // 2)
-    if counts is not None and tuple(counts) != halves:
-        raise ValueError(
-            f"mrope_section {list(counts)}: the family's code reads none; its two rows take "
-            f"{list(halves)} of the {pairs} pairs"
+def layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[str, Any]:
+    """The per_layer_config of transformers (layer index -> keys it overrides), for a type."""
+    per_layer = config.get("per_layer_config")
+    if not per_layer:
+        return {}
+    if not isinstance(per_layer, Mapping):
+        raise TypeError(
+            f"per_layer_config must be a dict of layer index -> keys, got {shown(per_layer)}"
         )
-    return halves
-
-
-# How a family's code reads mrope_section, by assignment: (counts in row order, rotary pairs,
-# family) -> the counts its code gives each row.
-_SECTION_READ = {
-    "consecutive": _counts_as_given,
-    "interleaved": _time_takes_the_rest,
-    "alternating": _counts_as_given,
-    "alternating_2d": _halves,
-}
-
-
-def _as_written(counts: tuple[int, ...], family: Family) -> list[int]:
-    """Counts in row order, back in the config's order."""
-    if family.mrope_order is None:
-        return list(counts)
-    return [counts[row] for row in family.mrope_order]
-
-
-def _mrope(rope: Mapping[str, Any], family: Family, rotary_dim: int, model_type):
-    """M-RoPE: (counts per row, assignment), checked once, here, for the spec and the module."""
-    if family.mrope is None:
-        return None, None
-    from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
-
-    rows = MROPE_ASSIGNMENTS[family.mrope].rows
-    raw = rope.get("mrope_section", family.default_mrope_section)
-    counts = None
-    if raw is not None:
-        if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
-            raise ValueError(f"mrope_section must be {len(rows)} pair counts, got {_show(raw)}")
-        if len(raw) != len(rows):
+    types = config.get("layer_types")
+    found: list[dict[str, Any]] = []
+    for index, overrides in per_layer.items():
+        try:
+            layer = int(index)
+        except (TypeError, ValueError):
             raise ValueError(
-                f"mrope_section must be {len(rows)} pair counts ({model_type}'s code reads "
-                f"{', '.join(_as_written(rows, family))}), got {_show(raw)}"
+                f"per_layer_config keys must be layer indices, got {shown(index)}"
+            ) from None
+        if not isinstance(overrides, Mapping):
+            raise TypeError(f"per_layer_config[{index!r}] must be a dict, got {shown(overrides)}")
+        if types is None or not 0 <= layer < len(types):
+            raise ValueError(
+                f"per_layer_config names layer {layer}, which layer_types does not have"
             )
-        given = tuple(_length(f"mrope_section[{j}]", n, 0) for j, n in enumerate(raw))
-        order = family.mrope_order or tuple(range(len(rows)))
-        counts = tuple(given[order.index(row)] for row in range(len(rows)))
-    elif family.mrope != "alternating_2d":
-        raise ValueError(f"{model_type}'s code needs an mrope_section ({', '.join(rows)})")
-    section = _SECTION_READ[family.mrope](counts, rotary_dim // 2, family)
-    flag = rope.get("mrope_interleaved")
-    if flag is not None and bool(flag) != (family.mrope == "interleaved"):
+        if types[layer] == layer_type:
+            found.append(dict(overrides))
+    if not found:
+        return {}
+    if any(f != found[0] for f in found) or len(found) != list(types).count(layer_type):
         raise ValueError(
-            f"mrope_interleaved={flag!r} contradicts {model_type}'s code, which assigns "
-            f"sections {family.mrope!r}"
+            f"per_layer_config gives the {layer_type!r} layers different values; posenc_ref reads "
+            "one RoPE per layer type"
         )
-    mrope_pair_rows(section, assignment=family.mrope)  # the one check that the rule can give them
-    return section, family.mrope
+    return found[0]
+
+
+# --------------------------------------------------------------------------- type and base
+
+
+def rope_type_of(rope: Mapping[str, Any], family: Family, model_type: str | None) -> RopeType:
+    """The type's entry; every key of the dict must be read by the type or the family."""
+    rope_type = rope["rope_type"]
+    if rope_type in NOT_IMPLEMENTED_TYPES:
+        raise NotImplementedError(
+            f"rope_type {rope_type!r} ({NOT_IMPLEMENTED_TYPES[rope_type]}) is not implemented"
+        )
+    if rope_type not in ROPE_TYPES:
+        raise ValueError(f"unknown rope_type {rope_type!r}; known: {', '.join(ROPE_TYPES)}")
+    only = family.trait(OnlyDefault)
+    if only is not None and rope_type != "default":
+        raise ValueError(
+            f"{model_type}'s code does not compute rope_type {rope_type!r}: {only.why}; "
+            "posenc_ref refuses a RoPE the model would not compute (drop the scaling, or give "
+            "rope_type 'default')"
+        )
+    kind = ROPE_TYPES[rope_type]
+    allowed = COMMON_KEYS | kind.keys | family.rope_keys()
+    unknown = sorted(set(rope) - allowed)
+    if unknown:
+        mrope_hint = ""
+        if set(unknown) & MROPE_KEYS:
+            mrope_hint = f" ({model_type!r}'s code has no M-RoPE)"
+        raise ValueError(
+            f"RoPE key(s) {unknown} are not read by rope_type {rope_type!r}{mrope_hint}; it reads "
+            f"{sorted(allowed - {'type'})}"
+        )
+    return kind
+
+
+def base_of(
+    rope: dict[str, Any], config: Mapping[str, Any], family: Family, model_type: str | None
+) -> float:
+    """``rope_theta``: the code's fixed base, or the config's, checked against keys it ignores."""
+    fixed = family.trait(FixedBase)
+    if fixed is not None:
+        if rope["rope_theta"] not in (None, fixed.base):
+            raise ValueError(
+                f"{model_type}'s code fixes the base at {fixed.base:g}; it reads no "
+                f"rope_theta (got {shown(rope['rope_theta'])})"
+            )
+        rope["rope_theta"] = fixed.base
+    base = real("rope_theta", rope["rope_theta"])
+    if base <= 1:
+        raise ValueError(f"rope_theta must be > 1, got {base!r}")
+    conflicts = family.trait(Conflicts)
+    for path, (quantity, why) in (conflicts.paths if conflicts else {}).items():
+        value = lookup(config, path)
+        if value is not None and value != base:
+            raise ValueError(
+                f"{path} = {shown(value)} but {quantity} = {base:g}: {why}. The model was "
+                f"configured with {path}; give {quantity} = {shown(value)} explicitly if that is "
+                f"the base it needs"
+            )
+    return base

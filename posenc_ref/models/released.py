@@ -7,7 +7,7 @@ import math
 from importlib import resources
 from typing import Any
 
-from .reader import rope_spec
+from .read_rope import rope_spec
 
 __all__ = ["released_configs", "released_config", "zoo_rows"]
 

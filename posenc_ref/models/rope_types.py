@@ -2,13 +2,12 @@ r"""The ``rope_type`` table: how each HF RoPE type is read, and which transform 
 
 One entry per type HF transformers 5.23 defines (``ROPE_INIT_FUNCTIONS`` plus ``default``). An
 entry says which keys of the RoPE dict the type reads and how it turns them into the arguments of
-a :mod:`posenc_ref.rope_scaling` transform; the reader (:mod:`posenc_ref.models.reader`) does the
+a :mod:`posenc_ref.rope_scaling` transform; the reader (:mod:`posenc_ref.models.read_rope`) does the
 rest (base, widths, layout) the same way for every type. Adding a type is adding an entry here.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,9 +16,9 @@ import torch
 
 from .._checks import check_bool, check_positive_float
 from ..absolute import inv_freq as _inv_freq
-from ..rope_scaling import SCALING_METHODS, ScaledFrequencies, yarn_mscale
+from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
 
-__all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult"]
+__all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult", "read_type"]
 
 # Keys every type reads: its name (new and old spelling), the base and the partial factor.
 COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor"})
@@ -44,7 +43,7 @@ class TypeResult:
     """What a type's reader returns."""
 
     freqs: ScaledFrequencies  # inside the original context
-    scaling: dict[str, Any] | None  # RotaryEmbedding(scaling=...) form; None: static frequencies
+    scaling: Scaling | None  # the rope_scaling method; None: frequencies computed here
     factor: float | None  # the extension ratio s, None for types without one
     original_len: int | None  # the pre-training context the type works with
 
@@ -116,17 +115,9 @@ def _ratio_factor(args: TypeArgs, name: str) -> float:
     return args.max_len / args.original
 
 
-def _transform(scaling: Mapping[str, Any], rotary_dim: int, base: float) -> ScaledFrequencies:
-    """A scaling dict's frequencies inside the original context (seq_len 0 where asked)."""
-    params = dict(scaling)
-    method = SCALING_METHODS[params.pop("method")]
-    if "seq_len" in inspect.signature(method).parameters:
-        params["seq_len"] = 0
-    return method(rotary_dim, base, **params)
-
-
 def _result(scaling: dict[str, Any], args: TypeArgs, factor, original) -> TypeResult:
-    return TypeResult(_transform(scaling, args.rotary_dim, args.base), scaling, factor, original)
+    method = Scaling.from_mapping(scaling)
+    return TypeResult(method.frequencies(args.rotary_dim, args.base), method, factor, original)
 
 
 # --------------------------------------------------------------------------- one reader per type
@@ -284,3 +275,13 @@ ROPE_TYPES: dict[str, RopeType] = {
     "proportional": RopeType(frozenset({"factor"}), None, _proportional, full_width=True),
 }
 """HF ``rope_type`` -> :class:`RopeType` (the keys it reads, the transform it is)."""
+
+
+def read_type(kind: RopeType, args: TypeArgs, rope_type: str) -> TypeResult:
+    """Step 6 of reading a RoPE: the type's frequencies, factor and scaling method."""
+    if args.freq_dim != args.rotary_dim and kind.transform is not None:
+        raise NotImplementedError(
+            f"an odd rotary width ({args.freq_dim}, rounded up to {args.rotary_dim} as HF does) "
+            f"with rope_type {rope_type!r} is not implemented (only 'default' reads it)"
+        )
+    return kind.read(args)

@@ -1,101 +1,42 @@
-r"""What :func:`~posenc_ref.models.rope_spec` returns: a model's RoPE, and what sits around it."""
+r"""What :func:`~posenc_ref.models.rope_spec` returns: a model's RoPE, and what sits around it.
+
+Also the error it raises for a model without RoPE: :class:`NoRopeError`, a value a caller can
+tell from a refusal (it carries what the model uses instead).
+"""
 
 from __future__ import annotations
 
-import inspect
-import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
-from .._checks import check_int, check_positions, check_positive_float
-from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
+from .._checks import check_int
+from ..query_scale import QueryScale
+from ..rope_scaling import ScaledFrequencies, Scaling
 
-__all__ = ["RopeSpec", "QueryScale", "QUERY_SCALE_FORMS"]
+if TYPE_CHECKING:
+    from ._layers import Around
+    from ._rope_dict import ChosenRope
+    from ._shape import Shape
+    from .rope_types import TypeResult
+
+__all__ = ["RopeSpec", "NoRopeError"]
 
 
-@dataclass(frozen=True)
-class QueryScale:
-    r"""A query scaling that grows with the position: :math:`q \leftarrow \sigma(t)\, q`.
+class NoRopeError(ValueError):
+    """The config's model uses no RoPE at all (it is not an unknown family).
 
-    Two forms are in use. The staircase (``form="floor"``):
-
-    .. math::
-
-        \sigma(t) = 1 + \beta \ln\!\left(1 + \left\lfloor \frac{t + c}{T} \right\rfloor
-        \right)
-
-    Ministral 3 and Mistral 4 multiply every query by it (``llama_4_scaling_beta``
-    :math:`\beta`, :math:`T` = ``original_max_position_embeddings``, :math:`c = 0`);
-    Llama 4 multiplies the queries of its layers *without* RoPE by it
-    (``attn_scale`` :math:`\beta`, ``floor_scale`` :math:`T`, :math:`c = 1`: its
-    "attention-temperature tuning"). :math:`\sigma = 1` for every position below
-    :math:`T - c`, so it changes nothing inside the window it was trained on, and it grows
-    by :math:`\beta \ln 2` at the first multiple of :math:`T`, :math:`\beta \ln 3` at the
-    second, ...
-
-    The smooth power (``form="power"``, Beam's layers without RoPE, a scalable softmax):
-
-    .. math::
-
-        \sigma(t) = \left(1 + \frac{t + c}{T}\right)^{\beta}
-
-    with :math:`\beta = 0.1`, :math:`T = 2048`, :math:`c = 1` fixed in its code: it grows from
-    the first position on, by :math:`2^{0.1} \approx 1.072` at :math:`t + 1 = T`.
-
-    Since only the query is scaled, the attention logits grow by :math:`\sigma(m)`: a sharper
-    softmax far from the start. Derived on the site:
-    [position-dependent query scaling](models.md#models-query-scale).
-
-    Attributes
-    ----------
-    beta : float
-        :math:`\beta > 0`.
-    length : int
-        :math:`T \ge 1`.
-    shift : int
-        :math:`c`: 0 (Ministral 3, Mistral 4) or 1 (Llama 4, Beam).
-    source : str
-        The config keys (or the code) it comes from.
-    form : str
-        ``"floor"`` (the staircase) or ``"power"``.
+    ``model_type`` names the family and ``reason`` says what the model does instead, as far as
+    posenc_ref knows (learned absolute positions, ALiBi, relative buckets, no positions at all).
+    :func:`posenc_ref.models.rope_spec` raises it; a caller that explains every positional
+    encoding catches it.
     """
 
-    beta: float
-    length: int
-    shift: int = 0
-    source: str = ""
-    form: str = "floor"
-
-    def __post_init__(self) -> None:
-        if self.form not in QUERY_SCALE_FORMS:
-            raise ValueError(f"form must be one of {QUERY_SCALE_FORMS}, got {self.form!r}")
-
-    def __call__(self, positions: torch.Tensor) -> torch.Tensor:
-        r""":math:`\sigma(t)` of integer positions ``(..., seq_len)``, float64."""
-        positions = check_positions(positions, integer_only=True)
-        shifted = positions.to(torch.float64) + self.shift
-        if self.form == "power":
-            return torch.exp(self.beta * torch.log1p(shifted / self.length))
-        steps = torch.div(shifted, self.length, rounding_mode="floor")
-        return 1.0 + self.beta * torch.log1p(steps)
-
-    def value(self, position: int) -> float:
-        r""":math:`\sigma(t)` of one position, in Python floats (no tensor)."""
-        position = check_int("position", position)
-        if self.form == "power":
-            return math.exp(self.beta * math.log1p((position + self.shift) / self.length))
-        return 1.0 + self.beta * math.log1p((position + self.shift) // self.length)
-
-    def describe(self) -> str:
-        """The formula with its numbers, for messages and ``inspect``."""
-        if self.form == "power":
-            return f"(1 + (t + {self.shift}) / {self.length}) ** {self.beta:g}"
-        return f"1 + {self.beta:g} ln(1 + floor((t + {self.shift}) / {self.length}))"
-
-
-QUERY_SCALE_FORMS = ("floor", "power")
+    def __init__(self, model_type: str | None, reason: str) -> None:
+        self.model_type = model_type
+        self.reason = reason
+        super().__init__(f"model_type {model_type!r} uses no RoPE: {reason}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,9 +85,10 @@ class RopeSpec:
         The extension ratio :math:`s` of the scaling types (as given, or derived from
         ``max_position_embeddings / original_max_position_embeddings`` where HF derives it);
         ``None`` for ``default``.
-    scaling : dict or None
-        The :mod:`posenc_ref.rope_scaling` method and its arguments, in the form
-        ``RotaryEmbedding(scaling=...)`` takes, e.g. ``{"method": "yarn", "factor": 4.0, ...}``:
+    scaling : Scaling or None
+        The :mod:`posenc_ref.rope_scaling` method and its arguments, a
+        :class:`~posenc_ref.rope_scaling.Scaling` (it reads as the dict
+        ``RotaryEmbedding(scaling=...)`` takes, e.g. ``{"method": "yarn", "factor": 4.0, ...}``):
         for ``linear``, ``dynamic``, ``yarn``, ``longrope`` and ``llama3``; ``None`` for
         ``default`` and ``proportional``.
     softmax_scale_factor : float
@@ -198,7 +140,7 @@ class RopeSpec:
     mrope_assignment: str | None = None
     output_layout: str | None = None
     factor: float | None = None
-    scaling: dict[str, Any] | None = None
+    scaling: Scaling | None = None
     softmax_scale_factor: float = 1.0
     model_type: str | None = None
     layer_type: str | None = None
@@ -216,6 +158,49 @@ class RopeSpec:
         if self.mrope_section is not None and self.mrope_assignment is None:
             kind = "interleaved" if self.mrope_interleaved else "consecutive"
             object.__setattr__(self, "mrope_assignment", kind)
+
+    @classmethod
+    def from_steps(
+        cls,
+        model_type: str | None,
+        chosen: ChosenRope,
+        shape: Shape,
+        read: TypeResult,
+        around: Around,
+    ) -> RopeSpec:
+        """The spec from what the steps of :func:`~posenc_ref.models.rope_spec` found.
+
+        ``chosen``: the RoPE dict, its type, base and layer type; ``shape``: widths, lengths,
+        layout and M-RoPE sections; ``read``: the type's factor and original context;
+        ``around``: the frequencies as the model applies them, its layers, scalings and norms.
+        """
+        return cls(
+            head_dim=shape.head_dim,
+            rotary_dim=shape.rotary_dim,
+            layout=shape.layout,
+            base=chosen.base,
+            rope_type=chosen.rope["rope_type"],
+            inv_freq=around.frequencies.inv_freq,
+            attention_factor=float(around.frequencies.attention_factor),
+            original_max_len=read.original_len,
+            max_len=shape.max_len,
+            mrope_section=shape.mrope_section,
+            mrope_interleaved=shape.mrope_assignment == "interleaved",
+            mrope_assignment=shape.mrope_assignment,
+            output_layout=shape.output_layout,
+            factor=read.factor,
+            scaling=around.scaling,
+            softmax_scale_factor=around.softmax_scale_factor,
+            model_type=model_type,
+            layer_type=chosen.layer_type,
+            nope_dim=shape.nope_dim,
+            query_scale=around.query_scale,
+            layers=around.layers,
+            nope_layers=around.nope_layers,
+            nope_query_scale=around.nope_query_scale,
+            clockwise=around.clockwise,
+            normalized_after=around.normalized_after,
+        )
 
     def frequencies(self, seq_len: int) -> ScaledFrequencies:
         """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
@@ -237,11 +222,7 @@ class RopeSpec:
         seq_len = check_int("seq_len", seq_len)
         if self.scaling is None:
             return ScaledFrequencies(self.inv_freq.clone(), self.attention_factor)
-        params = dict(self.scaling)
-        method = SCALING_METHODS[params.pop("method")]
-        if "seq_len" in inspect.signature(method).parameters:  # length-dependent
-            params["seq_len"] = seq_len
-        return method(self.rotary_dim, self.base, **params)
+        return self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
 
     def __repr__(self) -> str:
         extra = ""
@@ -264,8 +245,3 @@ class RopeSpec:
             f"attention_factor={self.attention_factor:.6g}, "
             f"original_max_len={self.original_max_len}, max_len={self.max_len}{extra})"
         )
-
-
-def _check_query_scale(beta: object, length: object, shift: int, source: str) -> QueryScale:
-    beta = check_positive_float(source.split(",")[0], beta)
-    return QueryScale(beta, check_int("length", length, minimum=1), shift, source)

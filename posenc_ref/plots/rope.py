@@ -136,7 +136,7 @@ def rope_decay_bound(
     if inv_freq is None:
         omega = _inv_freq(dim, base).numpy()  # float64, (dim/2,)
     else:
-        omega = check_inv_freq(inv_freq).detach().to("cpu", torch.float64).numpy()
+        omega = check_inv_freq("inv_freq", inv_freq).detach().to("cpu", torch.float64).numpy()
     phasors = np.exp(1j * np.outer(np.asarray(distances, dtype=np.float64), omega))  # (R, dim/2)
     partial = np.cumsum(phasors, axis=1)  # S_1 .. S_{dim/2}
     return np.abs(partial).mean(axis=1)

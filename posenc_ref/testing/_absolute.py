@@ -297,13 +297,13 @@ def assert_sinusoidal_equal(
     >>> from posenc_ref import sinusoidal
     >>> assert_sinusoidal_equal(sinusoidal(128, 16))
     """
-    base = check_base(base)
+    base = check_base("base", base)
     first_position = check_int("first_position", first_position)
     float32_angles = check_bool("float32_angles", float32_angles)
     rtol = check_optional_tolerance("rtol", rtol)
     atol = check_nonnegative_float("atol", atol)
     if dim is not None:
-        dim = check_dim(dim)
+        dim = check_dim("dim", dim)
     if num_positions is not None:
         num_positions = check_int("num_positions", num_positions, minimum=1)
     if callable(table_or_fn):

@@ -300,9 +300,9 @@ class _Table(_Adapter):
             )
         if not cos.is_floating_point() or not sin.is_floating_point():
             raise TypeError(f"cos and sin must be floating tables, got {cos.dtype}, {sin.dtype}")
-        self.layout = check_layout(layout)
+        self.layout = check_layout("layout", layout)
         self.cos, self.sin = cos, sin
-        self.rotary_dim = None if rotary_dim is None else check_dim(rotary_dim, "rotary_dim")
+        self.rotary_dim = None if rotary_dim is None else check_dim("rotary_dim", rotary_dim)
         self.max_position = cos.shape[0] - 1
 
     def __repr__(self) -> str:

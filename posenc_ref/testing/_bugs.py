@@ -11,7 +11,6 @@ size of an error alone.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ import torch
 
 from ..absolute import inv_freq as _inv_freq
 from ..rope import RotaryEmbedding
-from ..rope_scaling import SCALING_METHODS, ScaledFrequencies
+from ..rope_scaling import METHODS, ScaledFrequencies
 from ._common import fmt, nice_number
 from ._model import (
     _dtype_name,
@@ -68,12 +67,12 @@ def _method_frequencies(
     method = getattr(reference, "method", None)
     if method is None:
         return _fixed(ScaledFrequencies(_inv_freq(dim, base), 1.0))
-    if method not in SCALING_METHODS:
+    if method not in METHODS:
         return None  # a ScaledFrequencies given directly: no formula to recompute
-    function = SCALING_METHODS[method]
+    function = METHODS[method].function
     params = dict(reference.scaling_params)
     try:
-        if "seq_len" in inspect.signature(function).parameters:
+        if METHODS[method].length_dependent:
             return lambda seq_len: function(dim, base, seq_len=seq_len, **params)
         freqs = function(dim, base, **params)
     except (TypeError, ValueError):

@@ -69,7 +69,7 @@ def _call(fn: RopeFn, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
 
 
 def _common(head_dim, seed, dtype, float32_angles, rtol, atol):
-    head_dim = check_dim(head_dim, "head_dim")
+    head_dim = check_dim("head_dim", head_dim)
     seed = check_seed(seed)
     dtype = check_dtypes(dtype)[0]
     float32_angles = check_bool("float32_angles", float32_angles)
@@ -347,7 +347,7 @@ def assert_layout_permutation(
     head_dim, generator, dtype, relative, angle, atol = _common(
         head_dim, seed, dtype, float32_angles, rtol, atol
     )
-    r = head_dim if rotary_dim is None else check_dim(rotary_dim, "rotary_dim")
+    r = head_dim if rotary_dim is None else check_dim("rotary_dim", rotary_dim)
     if r > head_dim:
         raise ValueError(f"rotary_dim must be <= head_dim={head_dim}, got {r}")
     positions = _positions(positions)

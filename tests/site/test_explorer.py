@@ -293,7 +293,7 @@ def grid() -> list[dict]:
 
 def _coverage(cases: list[dict]) -> set[str]:
     """Which boundary regimes the grid reaches, judged by the package's own helpers."""
-    from posenc_ref.rope_scaling import _yarn_pair_index
+    from posenc_ref.rope_scaling_functions import _yarn_pair_index
 
     reached = set()
     for c in cases:

@@ -1,7 +1,7 @@
-r"""The rules family rows use: which layers rotate, layer types from a pattern, query scalings.
+r"""The rules family rows name: which layers rotate, layer types from a pattern, query scalings.
 
-Each is a small function of the config (and the layer count); a row names the one its code
-follows. Each rule says which family's code it is read from.
+Each is a small function of the config (and the layer count) that a trait of a row holds
+(:mod:`posenc_ref.models.traits`); each says which family's code it is read from.
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .spec import QueryScale, _check_query_scale
+from ..query_scale import QueryScale
+from ._config import MAX_WIDTH, bounded_int, given
 
 
-def _no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """SmolLM3, Llama 4: ``no_rope_layers[i]`` is 1 where layer i *uses* RoPE (the name misleads).
 
     Absent, the config class builds it: every ``no_rope_layer_interval``-th layer (default 4)
@@ -35,7 +36,7 @@ def _no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
     return [bool(v) for v in listed]
 
 
-def _layer_types(config: Mapping[str, Any]) -> list[str]:
+def listed_layer_types(config: Mapping[str, Any]) -> list[str]:
     types = config.get("layer_types")
     if types is None:
         raise ValueError(
@@ -47,38 +48,38 @@ def _layer_types(config: Mapping[str, Any]) -> list[str]:
     return list(types)
 
 
-def _sliding_layers_only(config: Mapping[str, Any], count: int | None) -> list[bool]:
+def sliding_layers_only(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """Flint, AFMoE: only the sliding-window layers rotate, the global ones have no RoPE."""
-    return [t == "sliding_attention" for t in _layer_types(config)]
+    return [t == "sliding_attention" for t in listed_layer_types(config)]
 
 
-def _sliding_layers_if_any(config: Mapping[str, Any], count: int | None) -> list[bool]:
+def sliding_layers_if_any(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """EXAONE 4, Kolibri: all layers rotate without a sliding window; with one, only those."""
-    types = _layer_types(config)
+    types = listed_layer_types(config)
     if config.get("sliding_window") is None:
         return [True] * len(types)
     return [t == "sliding_attention" for t in types]
 
 
-def _rotate_types(*names: str) -> Callable[[Mapping[str, Any], int | None], list[bool]]:
+def rotate_types(*names: str) -> Callable[[Mapping[str, Any], int | None], list[bool]]:
     """Only the layers of these layer types rotate (hybrids: linear-attention layers take none)."""
 
     def rule(config: Mapping[str, Any], count: int | None) -> list[bool]:
-        return [t in names for t in _layer_types(config)]
+        return [t in names for t in listed_layer_types(config)]
 
     rule.__doc__ = f"Only the {', '.join(names)} layers rotate."
     return rule
 
 
-def _cohere2_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+def cohere2_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """Cohere 2: the sliding-window layers rotate (none when sliding_window is null)."""
-    types = _layer_types(config)
+    types = listed_layer_types(config)
     if config.get("sliding_window") is None:
         return [False] * len(types)
     return [t == "sliding_attention" for t in types]
 
 
-def _pattern_types(
+def pattern_types(
     key: str, default: int, other: str = "sliding_attention", full: str = "full_attention"
 ) -> Callable[[Mapping[str, Any], int | None], list[str]]:
     """``layer_types`` from a pattern: every ``key``-th layer ``full``, else ``other``."""
@@ -94,12 +95,12 @@ def _pattern_types(
     return rule
 
 
-def _all_full(config: Mapping[str, Any], count: int | None) -> list[str]:
+def all_full(config: Mapping[str, Any], count: int | None) -> list[str]:
     """Cohere Compass: every layer full attention unless the config lists its types."""
     return ["full_attention"] * (count or 0)
 
 
-def _every_sixth_and_last(config: Mapping[str, Any], count: int | None) -> list[str]:
+def every_sixth_and_last(config: Mapping[str, Any], count: int | None) -> list[str]:
     """NeoMME: every sixth layer and the last one full attention, the others sliding-window."""
     count = count or 0
     return [
@@ -108,16 +109,16 @@ def _every_sixth_and_last(config: Mapping[str, Any], count: int | None) -> list[
     ]
 
 
-def _no_rope_types(rope_type: str, nope_type: str):
+def no_rope_types(rope_type: str, nope_type: str):
     """Llama 4: a layer's type follows from no_rope_layers (chunked attention where it rotates)."""
 
     def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
-        return [rope_type if r else nope_type for r in _no_rope_layers(config, count)]
+        return [rope_type if r else nope_type for r in no_rope_layers(config, count)]
 
     return rule
 
 
-def _llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> QueryScale | None:
+def llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> QueryScale | None:
     """Ministral 3, Mistral 4: ``q *= 1 + beta ln(1 + floor(t / L))``, L the original context."""
     beta = rope.get("llama_4_scaling_beta")
     if beta is None:
@@ -125,38 +126,21 @@ def _llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> Quer
     length = rope.get("original_max_position_embeddings")
     if length is None:
         raise ValueError("llama_4_scaling_beta needs original_max_position_embeddings (its length)")
-    return _check_query_scale(
+    return QueryScale.checked(
         beta, length, 0, "llama_4_scaling_beta, original_max_position_embeddings"
     )
 
 
-def _llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
+def llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
     """Llama 4's NoPE layers: ``q *= 1 + attn_scale ln(1 + floor((t + 1) / floor_scale))``."""
     if not config.get("attn_temperature_tuning", True):
         return None
-    return _check_query_scale(
+    return QueryScale.checked(
         config.get("attn_scale", 0.1), config.get("floor_scale", 8192), 1, "attn_scale, floor_scale"
     )
 
 
-def _rope_only_when(
-    key: str, value: object, instead: str, default: object = None
-) -> Callable[[Mapping[str, Any]], str | None]:
-    """A family whose code builds its rotary module only when ``config[key] == value``.
-
-    The rule returns why there is no RoPE otherwise (``instead``, then the key's value, or the
-    config class's ``default`` when absent), for ``Family.no_rope_when``: ESM,
-    GraniteMoE-Hybrid, Zamba 2.
-    """
-
-    def rule(config: Mapping[str, Any]) -> str | None:
-        given = config.get(key, default)
-        return None if given == value else f"{instead} ({key} is {given!r}, not {value!r})"
-
-    return rule
-
-
-def _beam_scalable_softmax(config: Mapping[str, Any]) -> QueryScale:
+def beam_scalable_softmax(config: Mapping[str, Any]) -> QueryScale:
     """Beam's layers without RoPE: ``q *= (1 + (t + 1) / 2048) ** 0.1``, constants in its code.
 
     (``compute_attention_scaling`` in modeling_beam.py; no config key changes them.)
@@ -164,7 +148,7 @@ def _beam_scalable_softmax(config: Mapping[str, Any]) -> QueryScale:
     return QueryScale(0.1, 2048, 1, "modeling_beam.py: compute_attention_scaling", "power")
 
 
-def _layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
+def layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """Muse Glimmer, Muse Spark: a layer rotates where ``layer_rope_theta[i]`` is not 0.
 
     Absent, the config class makes every fourth layer counted back from the last a NoPE layer.
@@ -186,7 +170,7 @@ def _layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool
     return [bool(v) for v in listed]
 
 
-def _granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
+def granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
     """GraniteSWA: ``layer_rope_theta[i]`` is layer i's base, 0 for no RoPE (default: the base).
 
     One RoPE per spec: layers with a base other than ``rope_theta`` are refused (not implemented).
@@ -207,3 +191,72 @@ def _granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> l
             "one RoPE per layer with its own base is not implemented"
         )
     return [bool(v) for v in listed]
+
+
+# --------------------------------------------------------------------------- widths and defaults
+
+
+def absolute(value: float, head_dim: int) -> float:  # noqa: ARG001 (a legacy key's converter)
+    """A legacy key that gives the quantity itself (GPT-J's ``rotary_dim``)."""
+    return value
+
+
+def fraction_of_head(value: float, head_dim: int) -> float:
+    """A legacy width read as a fraction of the head (MiniMax-M2's ``rotary_dim``)."""
+    return value / head_dim
+
+
+def twice_hidden_per_head(config: Mapping[str, Any]) -> int | None:
+    """Zamba 2's config class: ``attention_head_dim = 2 * hidden_size // num_attention_heads``."""
+    hidden, heads = config.get("hidden_size"), config.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        return 2 * hidden // heads
+    return None
+
+
+def rope_by_layer_type(**types: tuple[float, float | None] | None) -> dict[str, Any]:
+    """Default RoPE per layer type: ``layer_type=(rope_theta, partial_rotary_factor)`` or None.
+
+    ``full`` and ``sliding`` stand for ``full_attention`` and ``sliding_attention``.
+    """
+    out: dict[str, Any] = {}
+    for name, value in types.items():
+        name = {"full": "full_attention", "sliding": "sliding_attention"}.get(name, name)
+        if value is None:
+            out[name] = None
+            continue
+        theta, partial = value
+        out[name] = {"rope_type": "default", "rope_theta": theta}
+        if partial is not None:
+            out[name]["partial_rotary_factor"] = partial
+    return out
+
+
+# --------------------------------------------------------------------------- models without RoPE
+
+
+def nemotron_h_layers(config: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """Nemotron-H: ``layers_block_type`` (or ``layer_types``), else ``hybrid_override_pattern``."""
+    types = config.get("layers_block_type") or config.get("layer_types")
+    pattern = config.get("hybrid_override_pattern")
+    if isinstance(types, list) and all(isinstance(t, str) for t in types):
+        return len(types), types.count("full_attention")
+    if isinstance(pattern, str):
+        return len(pattern), pattern.count("*")
+    return None, None
+
+
+def state_space_layers(config: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """Mamba, Mamba-2, Falcon-Mamba: no attention layer at all."""
+    return None, 0
+
+
+def jamba_layers(config: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """Jamba: every ``attn_layer_period``-th layer from ``attn_layer_offset`` on attends."""
+    layers, period, start = (
+        bounded_int(key, given(config, (key,), default), "jamba", minimum=minimum,
+                    maximum=MAX_WIDTH)
+        for key, default, minimum in (("num_hidden_layers", 32, 1), ("attn_layer_period", 8, 1),
+                                      ("attn_layer_offset", 4, 0))
+    )  # fmt: skip
+    return layers, sum(1 for i in range(layers) if i % period == start)
