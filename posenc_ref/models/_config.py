@@ -25,6 +25,10 @@ MAX_LENGTH = 2**53
 # allocating terabytes when a table or the slopes are built.
 MAX_WIDTH = 2**20
 
+# Layer counts past this are no model's; refusing them keeps 10**12 layers from building lists
+# of layer types for minutes (the largest released models have a few hundred layers).
+MAX_LAYERS = 2**16
+
 # Keys a multimodal config may give at its top level for its language model's RoPE.
 TOP_LEVEL_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
 
@@ -205,3 +209,17 @@ def flag(key: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{key} must be true or false, got {shown(value)}")
     return value
+
+
+def layer_count(config: Mapping[str, Any]) -> int | None:
+    """``num_hidden_layers``, where given: an integer in ``[1, 2**16]``."""
+    value = config.get("num_hidden_layers")
+    if value is None:
+        return None
+    count = length("num_hidden_layers", value)
+    if count > MAX_LAYERS:
+        raise ValueError(
+            f"num_hidden_layers must be at most {power_of_two(MAX_LAYERS)} (released models have "
+            f"a few hundred layers), got {shown(value)}"
+        )
+    return count

@@ -15,7 +15,15 @@ from typing import Any
 from ._config import copy, lookup, name, real, same, shown
 from .family import Family
 from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
-from .traits import Conflicts, FixedBase, LegacyKeys, LegacyTypes, LocalBase, OnlyDefault
+from .traits import (
+    Conflicts,
+    FixedBase,
+    LegacyKeys,
+    LegacyTypes,
+    LocalBase,
+    OnlyDefault,
+    ScaledType,
+)
 
 MROPE_KEYS = frozenset({"mrope_section", "mrope_interleaved"})
 
@@ -163,6 +171,9 @@ def choose_layer_type(
             "sliding_attention": {"rope_type": "default", "rope_theta": config.get(local.key)},
         }
         top_theta = None
+    scaled = family.trait(ScaledType)
+    if scaled is not None and not is_nested(rope) and config.get("rope_parameters") is None:
+        rope, top_theta = legacy_per_type(rope, top_theta, config, family, scaled), None
     if is_nested(rope):
         return dict_of_layer_type(rope, top_theta, family, layer_type, per_type_theta)
     if layer_type is not None:
@@ -184,6 +195,26 @@ def choose_layer_type(
     theta = same("rope_theta", rope.get("rope_theta"), top_theta, where)
     rope["rope_theta"] = family.theta_default(layer_type) if theta is None else theta
     return rope, layer_type
+
+
+def legacy_per_type(
+    rope: dict[str, Any], top_theta: object, config: Mapping[str, Any], family: Family,
+    scaled: ScaledType,
+) -> dict[str, Any]:  # fmt: skip
+    """OLMo 3's older form: the flat ``rope_scaling`` and ``rope_theta`` are its full layers'.
+
+    Every other layer type gets the default RoPE with the class's ``default_theta``.
+    """
+    types = config.get("layer_types")
+    if types is None:  # no layers to build them for: the class's types
+        types = list(family.rope or ()) or [scaled.layer_type]
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
+    full = meaning(rope, family, "rope_scaling") if rope else {"rope_type": "default"}
+    full.setdefault("rope_theta", top_theta if top_theta is not None else family.theta_default(
+        scaled.layer_type))  # fmt: skip
+    others = {"rope_type": "default", "rope_theta": scaled.others_base}
+    return {t: (full if t == scaled.layer_type else dict(others)) for t in dict.fromkeys(types)}
 
 
 def dict_of_layer_type(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..query_scale import QueryScale
-from ._config import MAX_WIDTH, bounded_int, given
+from ._config import MAX_WIDTH, bounded_int, given, is_number, length
 
 
 def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -22,6 +22,8 @@ def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
     listed = config.get("no_rope_layers")
     if listed is None:
         interval = config.get("no_rope_layer_interval", 4)
+        if isinstance(interval, float) and interval.is_integer():
+            interval = int(interval)  # JSON writers give 4.0
         if not isinstance(interval, int) or isinstance(interval, bool) or interval < 1:
             raise ValueError(f"no_rope_layer_interval must be an integer >= 1, got {interval!r}")
         if count is None:
@@ -121,22 +123,26 @@ def no_rope_types(rope_type: str, nope_type: str):
 def llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> QueryScale | None:
     """Ministral 3, Mistral 4: ``q *= 1 + beta ln(1 + floor(t / L))``, L the original context."""
     beta = rope.get("llama_4_scaling_beta")
-    if beta is None:
-        return None
-    length = rope.get("original_max_position_embeddings")
-    if length is None:
+    if beta is None or (is_number(beta) and beta == 0):
+        return None  # transformers' factor is then 1 + 0 * ln(...) = 1: no scaling
+    original = rope.get("original_max_position_embeddings")
+    if original is None:
         raise ValueError("llama_4_scaling_beta needs original_max_position_embeddings (its length)")
     return QueryScale.checked(
-        beta, length, 0, "llama_4_scaling_beta, original_max_position_embeddings"
-    )
+        beta, length("original_max_position_embeddings", original), 0,
+        "llama_4_scaling_beta, original_max_position_embeddings",
+    )  # fmt: skip
 
 
 def llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
     """Llama 4's NoPE layers: ``q *= 1 + attn_scale ln(1 + floor((t + 1) / floor_scale))``."""
     if not config.get("attn_temperature_tuning", True):
         return None
+    scale = config.get("attn_scale", 0.1)
+    if is_number(scale) and scale == 0:
+        return None  # 1 + 0 * ln(...) = 1: no scaling
     return QueryScale.checked(
-        config.get("attn_scale", 0.1), config.get("floor_scale", 8192), 1, "attn_scale, floor_scale"
+        scale, length("floor_scale", config.get("floor_scale", 8192)), 1, "attn_scale, floor_scale"
     )
 
 
@@ -260,3 +266,37 @@ def jamba_layers(config: Mapping[str, Any]) -> tuple[int | None, int | None]:
                                       ("attn_layer_offset", 4, 0))
     )  # fmt: skip
     return layers, sum(1 for i in range(layers) if i % period == start)
+
+
+def first_and_every(every: int) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """MiMo-V2-Flash: the first layer and every ``every``-th full attention, the rest sliding."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        return [
+            "full_attention" if i == 0 or (i + 1) % every == 0 else "sliding_attention"
+            for i in range(count or 0)
+        ]
+
+    return rule
+
+
+def every_fourth_full(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """OLMo 3: every fourth layer full attention, the others sliding-window."""
+    return ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(count or 0)]
+
+
+def decilm_attention_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """DeciLM (Nemotron-NAS): a layer rotates unless its attention is a no-op or a linear layer.
+
+    ``block_configs[i]["attention"]``: ``no_op`` (no attention) or ``replace_with_linear``.
+    """
+    blocks = config.get("block_configs")
+    if not isinstance(blocks, (list, tuple)) or not all(isinstance(b, Mapping) for b in blocks):
+        raise TypeError(f"block_configs must be a list of dicts (one per layer), got {blocks!r}")
+    rotates = []
+    for i, block in enumerate(blocks):
+        attention = block.get("attention") or {}
+        if not isinstance(attention, Mapping):
+            raise TypeError(f"block_configs[{i}]['attention'] must be a dict, got {attention!r}")
+        rotates.append(not (attention.get("no_op") or attention.get("replace_with_linear")))
+    return rotates

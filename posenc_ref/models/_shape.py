@@ -22,6 +22,9 @@ from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, WrittenBa
 # ValueError, never an OverflowError later.
 NUMBERS = ("factor", "attention_factor", "mscale", "mscale_all_dim", "beta_fast", "beta_slow",
            "low_freq_factor", "high_freq_factor")  # fmt: skip
+# transformers reads these with `or` / truthiness: 0 means "not set" (Devstral 2's
+# mscale_all_dim 0.0; _compute_yarn_parameters uses the ratio only when both mscales are truthy)
+UNSET_WHEN_ZERO = frozenset({"mscale", "mscale_all_dim", "beta_fast", "beta_slow"})
 
 
 @dataclass(frozen=True)
@@ -192,8 +195,9 @@ def lengths_of(config: Mapping[str, Any], rope: Mapping[str, Any]) -> tuple[int 
     if original is not None:
         original = length("original_max_position_embeddings", original)
     for key in NUMBERS:
-        if rope.get(key) is not None:
-            real(key, rope[key])
+        value = rope.get(key)
+        if value is not None and not (key in UNSET_WHEN_ZERO and value == 0):
+            real(key, value)
     return max_len, original
 
 

@@ -127,6 +127,9 @@ _EVERY_4TH_FULL = LayerTypes(
 _SLIDING_PATTERN = LayerTypes(
     rules.pattern_types("sliding_window_pattern", 4), frozenset({"sliding_window_pattern"})
 )
+_GEMMA3_PATTERN = LayerTypes(
+    rules.pattern_types("sliding_window_pattern", 6), frozenset({"sliding_window_pattern"})
+)
 _LAYER_ROPE_THETA = frozenset({"layer_rope_theta"})
 _LLAMA_4_SCALING = QueryScaling(
     rotating=rules.llama_4_scaling,
@@ -151,9 +154,10 @@ EXCEPTIONS: dict[str, Family] = {
     "gemma3_text": Family(
         theta=GEMMA3_THETA,
         head_dim=256,
-        traits=(LocalBase("rope_local_base_freq"),),
+        traits=(LocalBase("rope_local_base_freq"), _GEMMA3_PATTERN),
         source="modeling_gemma3.py: one rotary table per layer type; configuration_gemma3.py "
-        "reads the older rope_theta + rope_local_base_freq",
+        "reads the older rope_theta + rope_local_base_freq, and sliding_window_pattern through "
+        "kwargs.get (every sixth layer full attention)",
     ),
     "phi3": Family(
         traits=(LegacyTypes({"su": "longrope", "yarn": "longrope"}),),
