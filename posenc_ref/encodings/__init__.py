@@ -133,11 +133,12 @@ def positional_encoding(
     encoding = encoding_of(config, row, model_type) if row is not None else "rope"
     if encoding == "rope":
         return rope_encoding(original, config, model_type, row, layer_type, layout)
-    if unbuilt(row, encoding):  # a RoPE family whose key picks an encoding posenc_ref lacks
-        raise ValueError(
-            f"model_type {model_type!r} uses {instead(row)} (by its config's "
-            f"{row.trait(SwitchedBy).key}): posenc_ref reads this family's RoPE but does not "
-            "build this encoding for it"
+    if unbuilt(row, encoding):  # an encoding posenc_ref names but does not build for it
+        switch = row.trait(SwitchedBy)
+        why = f" (by its config's {switch.key})" if switch is not None else ""
+        raise NotImplementedError(
+            f"model_type {model_type!r} uses {instead(row)}{why}: posenc_ref does not build this "
+            "encoding for it"
         )
     if layer_type is not None:
         raise ValueError(

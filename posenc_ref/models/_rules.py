@@ -6,6 +6,7 @@ Each is a small function of the config (and the layer count) that a trait of a r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -166,14 +167,21 @@ def layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]
         if count is None:
             raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
         return [(count - 1 - i) % 4 != 0 for i in range(count)]
-    if not isinstance(listed, (list, tuple)):
-        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    numbers_of("layer_rope_theta", listed)
     if len({v for v in listed if v}) > 1:
         raise ValueError(
             "layer_rope_theta gives different non-zero bases; transformers 5.23's code rotates "
             "every such layer with rope_theta (the values only switch RoPE off where 0)"
         )
     return [bool(v) for v in listed]
+
+
+def numbers_of(key: str, listed: object) -> None:
+    """A list of finite numbers (a per-layer list of bases), or a TypeError naming ``key``."""
+    if not isinstance(listed, (list, tuple)) or not all(
+        is_number(v) and math.isfinite(v) for v in listed
+    ):
+        raise TypeError(f"{key} must be a list of numbers (0: no RoPE), got {listed!r}")
 
 
 def granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -186,10 +194,11 @@ def granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> li
         if count is None:
             raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
         return [True] * count
-    if not isinstance(listed, (list, tuple)):
-        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    numbers_of("layer_rope_theta", listed)
     rope = config.get("rope_parameters") or {}
     base = rope.get("rope_theta", config.get("rope_theta")) if isinstance(rope, Mapping) else None
+    if base is None:
+        base = 10000.0  # the config class default (PreTrainedConfig), without rope_theta
     other = sorted({v for v in listed if v and v != base})
     if other:
         raise NotImplementedError(
@@ -280,9 +289,28 @@ def first_and_every(every: int) -> Callable[[Mapping[str, Any], int | None], lis
     return rule
 
 
-def every_fourth_full(config: Mapping[str, Any], count: int | None) -> list[str]:
-    """OLMo 3: every fourth layer full attention, the others sliding-window."""
-    return ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(count or 0)]
+def every_nth_full(every: int) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """Gemma 2 (2), OLMo 3 (4): every ``every``-th layer full attention, the others sliding."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        return [
+            "sliding_attention" if (i + 1) % every else "full_attention" for i in range(count or 0)
+        ]
+
+    return rule
+
+
+def minimax_m3_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """MiniMax-M3: ``sparse_attention_config.sparse_attention_freq`` (1: a sparse layer)."""
+    sparse = config.get("sparse_attention_config") or {}
+    freq = sparse.get("sparse_attention_freq") if isinstance(sparse, Mapping) else None
+    if freq is None:
+        return ["full_attention"] * (count or 0)
+    if not isinstance(freq, (list, tuple)):
+        raise TypeError(
+            f"sparse_attention_config.sparse_attention_freq must be a list, got {freq!r}"
+        )
+    return ["minimax_m3_sparse" if f else "full_attention" for f in freq]
 
 
 def decilm_attention_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:

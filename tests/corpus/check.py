@@ -5,8 +5,9 @@ The record (one row of ``tests/data/real_configs_status.json``):
 - ``verdict``: ``"agrees"``; ``"refused"`` (posenc_ref refuses the file, its config object
   or ``inspect`` fails; ``reason`` says which and why); ``"wrong"`` (posenc_ref reads it and
   rotates differently from the family's code, or calls a RoPE model one without RoPE, or the
-  reverse); ``"transformers cannot build it"`` (remote code, or transformers' own error:
-  nothing to compare with; ``posenc_ref`` says what posenc_ref does with the file);
+  reverse); ``"remote code, read from its public code"`` (transformers cannot build it, and
+  posenc_ref reads it by a row written from the family's public code, proven by
+  tests/test_remote_families.py); ``"refused"`` also where posenc_ref refuses such a file;
 - ``failed``: which checks failed, of ``dict`` (``from_hf_config`` on the file's dict),
   ``object`` (on the transformers config object built from it), ``inspect`` (the command
   line exits 0), ``layer_types`` (its text names every layer type of a config with several);
@@ -32,6 +33,9 @@ from tests.hf_sweep import harness, runs, special, sweep
 from . import build
 
 CHECKS = ("dict", "object", "inspect", "layer_types")
+
+# The verdict of a remote-code file that posenc_ref reads by a row written from its public code
+REMOTE = "remote code, read from its public code"
 
 # Module attributes set for the whole run, where a family's code outside RoPE cannot take
 # positions that are not the token indices 0, 1, 2, ... (the states it hands attention do not
@@ -111,8 +115,7 @@ def check_file(path: Path) -> dict:
     try:
         resolved = build.resolve(raw)
     except build.CannotBuild as exc:
-        record.update(verdict="transformers cannot build it", failed=[], reason=str(exc))
-        record["posenc_ref"] = encoding_kind(raw)
+        _remote(record, raw, status, text, str(exc))
         record["seconds"] = round(time.perf_counter() - started, 2)
         return record
     record.update(resolved_by=resolved.how, transformers_family=resolved.family)
@@ -141,6 +144,26 @@ def check_file(path: Path) -> dict:
     _verdict(record, readings, status, text, missing)
     record["seconds"] = round(time.perf_counter() - started, 2)
     return record
+
+
+def _remote(record: dict, raw: dict, status: int, text: str, why: str) -> None:
+    """Remote code: read by a row written from the family's public code, or refused.
+
+    transformers cannot build it, so nothing here compares the rotation: the row is proven by
+    tests/test_remote_families.py against a rotation written from the same code.
+    """
+    kind = encoding_kind(raw)
+    record["posenc_ref"] = kind
+    if kind.startswith("refused") or status != 0:
+        failed = (["dict"] if kind.startswith("refused") else []) + (["inspect"] if status else [])
+        reason = kind if kind.startswith("refused") else f"inspect exits {status}: {text[:300]}"
+        record.update(verdict="refused", failed=failed, reason=f"{why}; posenc_ref: {reason}")
+        return
+    from posenc_ref.models import rope_spec
+
+    notes = rope_spec(raw).notes if kind == "rope" else ()
+    record.update(verdict=REMOTE, failed=[], reason=f"{why}; posenc_ref reads it: {kind}"
+                  + "".join(f"; {note}" for note in notes))  # fmt: skip
 
 
 def _without_rope(record: dict, raw: dict, config: Any, status: int, text: str) -> None:

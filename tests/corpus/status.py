@@ -20,7 +20,8 @@ import torch
 from . import build, check
 
 FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "real_configs_status.json")
-VERDICTS = ("agrees", "refused", "wrong", "transformers cannot build it")
+VERDICTS = ("agrees", "remote code, read from its public code", "refused", "wrong",
+            "transformers cannot build it")  # fmt: skip
 UNNAMED = "inspect leaves a layer type unnamed"  # a check beside the verdict
 
 

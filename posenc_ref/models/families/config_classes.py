@@ -30,7 +30,7 @@ CONFIG_CLASSES: dict[str, Family] = {
     "olmo3": Family(
         theta=500_000.0,
         rope=per_type(sliding=(5e5, None), full=(5e5, None)),
-        traits=(ScaledType("full_attention", 500_000.0), LayerTypes(rules.every_fourth_full)),
+        traits=(ScaledType("full_attention", 500_000.0), LayerTypes(rules.every_nth_full(4))),
         source="modeling_olmo3.py: rotate_half, one table per layer type; configuration_olmo3.py: "
         "Olmo3Config.convert_rope_params_to_dict updates only rope_parameters['full_attention'] "
         "with a legacy rope_scaling, and gives the sliding-window layers default_theta (5e5)",
@@ -66,6 +66,12 @@ CONFIG_CLASSES: dict[str, Family] = {
         source="modeling_glm4_moe.py: rotate_half on the first int(head_dim * "
         "partial_rotary_factor) coordinates",
     ),  # fmt: skip
+    "gemma2": Family(
+        head_dim=256,
+        traits=(LayerTypes(rules.every_nth_full(2)),),
+        source="modeling_gemma2.py: rotate_half in every layer; configuration_gemma2.py builds "
+        "layer_types (every second layer full attention) where the config has none",
+    ),
     "minimax_m3_vl": Family(
         traits=(ReadAs("minimax_m3_vl_text"),),
         source="modeling_minimax_m3_vl.py: the language model's rotary embedding, as "

@@ -67,7 +67,6 @@ ROWS: dict[str, dict[str, Any]] = {
     "falcon_h1": dict(),
     "flex_olmo": dict(theta=500_000.0),
     "gemma": dict(head_dim=256),
-    "gemma2": dict(head_dim=256),
     "glm": dict(layout="interleaved", head_dim=128, partial=0.5),
     "glm4": dict(layout="interleaved", head_dim=128, partial=0.5),
     "gpt_oss": dict(theta=150_000.0, head_dim=64, rope=GPT_OSS),

@@ -489,8 +489,12 @@ EXCEPTIONS: dict[str, Family] = {
     "minimax_m3_vl_text": Family(
         theta=5_000_000.0,
         head_dim=128,
-        traits=(Ignored({"rotary_dim": "a field of its config class that its modeling code never "
-                         "reads (the rotary width is int(head_dim * partial_rotary_factor))"}),),
+        traits=(
+            Ignored({"rotary_dim": "a field of its config class that its modeling code never "
+                     "reads (the rotary width is int(head_dim * partial_rotary_factor))"},
+                    compare={"rotary_dim": (None, "rotary_dim")}),
+            LayerTypes(rules.minimax_m3_types, frozenset({"sparse_attention_config"})),
+        ),
         source="modeling_minimax_m3_vl.py: rotate_half on int(head_dim * partial_rotary_factor) "
         "coordinates",
     ),  # fmt: skip
