@@ -162,3 +162,21 @@ def test_inspect_names_every_layer_type_and_prints_the_notes(tmp_path, capsys):
     encoding = positional_encoding(config)
     assert [(t.name, t.rotates) for t in encoding.layer_types] == [
         ("linear_attention", False), ("full_attention", True)]  # fmt: skip
+
+
+@pytest.mark.parametrize("family", ["hunyuan_v1_dense", "hunyuan_v1_moe"])
+def test_hunyuan_ntk_alpha_is_read_as_transformers_computes_it(family):
+    """A dynamic rope_scaling with alpha (Hunyuan-A13B: 1000) is transformers' static ntk_alpha."""
+    import importlib
+
+    config = {"model_type": family, "hidden_size": 512, "num_attention_heads": 4,
+              "head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 32768,
+              "rope_scaling": {"alpha": 1000.0, "factor": 1.0, "type": "dynamic"}}  # fmt: skip
+    module = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+    rotary = next(getattr(module, n) for n in dir(module) if n.endswith("RotaryEmbedding"))
+    theirs = rotary(as_object(config))
+    spec = both(config)
+    assert spec.rope_type == "ntk_alpha" and theirs.rope_type == "ntk_alpha"
+    assert torch.allclose(spec.inv_freq, theirs.inv_freq.double(), rtol=1e-6, atol=0)
+    # static: a call past the context uses the same frequencies
+    assert torch.equal(spec.frequencies(10**6).inv_freq, spec.inv_freq)

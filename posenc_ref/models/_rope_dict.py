@@ -16,6 +16,7 @@ from ._config import copy, lookup, name, real, same, shown
 from .family import Family
 from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
 from .traits import (
+    AlphaType,
     Conflicts,
     FixedBase,
     LegacyKeys,
@@ -79,6 +80,8 @@ def choose_rope(
     null_types = frozenset(k for k, v in rope.items() if v is None) if nested else frozenset()
     rope, layer_type = choose_layer_type(rope, top_theta, config, family, layer_type)
     rope = meaning(rope, family, "the RoPE dict")
+    if family.trait(AlphaType) and rope["rope_type"] == "dynamic" and rope.get("alpha"):
+        rope["rope_type"] = "ntk_alpha"  # HunYuan's static NTK-alpha
     kind = rope_type_of(rope, family, model_type)
     base = base_of(rope, config, family, model_type)
     return ChosenRope(config, rope, kind, base, layer_type, null_types, overrides)

@@ -36,6 +36,7 @@ __all__ = [
     "Legacy",
     "LegacyKeys",
     "LegacyTypes",
+    "AlphaType",
     "LocalBase",
     "FixedBase",
     "Conflicts",
@@ -208,6 +209,16 @@ class LegacyTypes(Trait):
     """Old ``rope_type`` names the config class maps to current ones (Phi-3's ``"su"``)."""
 
     names: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class AlphaType(Trait):
+    """HunYuan: a ``dynamic`` RoPE dict with a truthy ``alpha`` is the static ``ntk_alpha`` type.
+
+    (modeling_hunyuan_v1_dense.py: ``rope_type = "ntk_alpha"`` when ``rope_scaling`` has an alpha.)
+    """
+
+    rope_keys: frozenset[str] = frozenset({"alpha"})
 
 
 # --------------------------------------------------------------------------- the base

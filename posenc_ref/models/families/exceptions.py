@@ -15,6 +15,7 @@ from ..family import Family
 from ..traits import (
     Aliases,
     AlibiBias,
+    AlphaType,
     Clockwise,
     Conflicts,
     Defaults,
@@ -371,14 +372,16 @@ EXCEPTIONS: dict[str, Family] = {
     ),
     # --- a norm right after the rotation
     "hunyuan_v1_dense": Family(
-        traits=(NormAfter(),),
+        traits=(NormAfter(), AlphaType()),
         source="modeling_hunyuan_v1_dense.py: rotate_half, then query_layernorm / key_layernorm "
-        "(RMSNorm per head) on the rotated states",
+        "(RMSNorm per head) on the rotated states; a dynamic rope_scaling with alpha is the "
+        "static ntk_alpha",
     ),
     "hunyuan_v1_moe": Family(
-        traits=(NormAfter(),),
+        traits=(NormAfter(), AlphaType()),
         source="modeling_hunyuan_v1_moe.py: rotate_half, then query_layernorm / key_layernorm "
-        "(RMSNorm per head) on the rotated states",
+        "(RMSNorm per head) on the rotated states; a dynamic rope_scaling with alpha is the "
+        "static ntk_alpha",
     ),
     # --- the other direction
     "nanochat": Family(
