@@ -180,3 +180,15 @@ def test_hunyuan_ntk_alpha_is_read_as_transformers_computes_it(family):
     assert torch.allclose(spec.inv_freq, theirs.inv_freq.double(), rtol=1e-6, atol=0)
     # static: a call past the context uses the same frequencies
     assert torch.equal(spec.frequencies(10**6).inv_freq, spec.inv_freq)
+
+
+def test_dual_chunk_attention_config_is_noted_with_the_engines_that_apply_it():
+    """Qwen2.5-7B-Instruct-1M: transformers ignores it (plain RoPE); vLLM and SGLang apply it."""
+    config = {"model_type": "qwen2", "hidden_size": 256, "num_attention_heads": 2,
+              "rope_theta": 1e7, "dual_chunk_attention_config": {
+                  "chunk_size": 262144, "local_size": 8192,
+                  "original_max_position_embeddings": 262144}}  # fmt: skip
+    spec = both(config)
+    assert spec.rope_type == "default" and spec.base == 1e7
+    note = next(n for n in spec.notes if n.startswith("dual_chunk_attention_config"))
+    assert "vLLM and SGLang" in note and "253952" in note

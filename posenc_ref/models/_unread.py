@@ -27,8 +27,25 @@ __all__ = ["with_notes", "unread_notes", "ignored_notes", "readers_of"]
 
 def with_notes(spec: Any, config: Mapping[str, Any], row: Family, said: tuple[str, ...]) -> Any:
     """The spec with the notes of what the code ignores (refused where that contradicts it)."""
-    notes = (*said, *unread_notes(config, row, spec), *ignored_notes(config, row, spec))
+    notes = (*said, *unread_notes(config, row, spec), *ignored_notes(config, row, spec),
+             *engine_notes(config))  # fmt: skip
     return replace(spec, notes=notes) if notes else spec
+
+
+def engine_notes(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Keys transformers ignores and serving engines act on (Qwen2.5-1M's dual chunk attention)."""
+    dca = config.get("dual_chunk_attention_config")
+    if not isinstance(dca, Mapping):
+        return ()
+    # vLLM's and SGLang's defaults where a key is missing
+    chunk, local = dca.get("chunk_size", 8192), dca.get("local_size", 1024)
+    return (
+        f"dual_chunk_attention_config (chunk_size {chunk}, local_size {local}): transformers "
+        "ignores it and runs the plain RoPE above; vLLM and SGLang run dual chunk attention, "
+        f"whose relative distances differ from the plain ones past chunk_size - local_size = "
+        f"{chunk - local if is_number(chunk) and is_number(local) else '?'} positions and never "
+        "exceed chunk_size (posenc_ref.dual_chunk.dual_chunk_distance gives them)",
+    )
 
 
 def how_read(key: str) -> str:
