@@ -192,3 +192,33 @@ def test_dual_chunk_attention_config_is_noted_with_the_engines_that_apply_it():
     assert spec.rope_type == "default" and spec.base == 1e7
     note = next(n for n in spec.notes if n.startswith("dual_chunk_attention_config"))
     assert "vLLM and SGLang" in note and "253952" in note
+
+
+def test_a_text_config_repeating_the_top_level_rope_is_compared_by_meaning():
+    """Qwen2.5-VL: the text part's rope_scaling adds "rope_type": "default" to "type": "mrope"."""
+    scaling = {"type": "mrope", "mrope_section": [16, 24, 24]}
+    config = {"model_type": "qwen2_5_vl", "rope_scaling": scaling, "rope_theta": 1e6,
+              "text_config": {"model_type": "qwen2_5_vl_text", "hidden_size": 3584,
+                              "num_attention_heads": 28, "rope_theta": 1e6,
+                              "rope_scaling": {**scaling, "rope_type": "default"}}}  # fmt: skip
+    assert rope_spec(config).mrope_section == (16, 24, 24)
+    other = {**config, "rope_scaling": {**scaling, "mrope_section": [16, 16, 32]}}
+    with pytest.raises(ValueError, match="inconsistent rope_scaling"):
+        rope_spec(other)
+
+
+def test_esm1b_learned_positions_are_read_as_its_code_numbers_them():
+    """ESM-1b (absolute positions): rows from padding_idx + 1, as EsmEmbeddings numbers them."""
+    from transformers.models.esm.modeling_esm import create_position_ids_from_input_ids
+
+    from posenc_ref.encodings import positional_encoding
+
+    config = {"model_type": "esm", "position_embedding_type": "absolute", "hidden_size": 1280,
+              "num_attention_heads": 20, "max_position_embeddings": 1026,
+              "pad_token_id": 1}  # fmt: skip
+    encoding = positional_encoding(config)
+    ids = torch.tensor([[5, 6, 7, 8]])
+    rows = create_position_ids_from_input_ids(ids, config["pad_token_id"])[0]
+    assert torch.equal(rows, torch.arange(4) + encoding.offset)
+    assert encoding.num_positions + encoding.offset == config["max_position_embeddings"]
+    assert positional_encoding(as_object(config)).offset == encoding.offset

@@ -259,8 +259,14 @@ def test_unknown_family_needs_a_layout():
 
 
 def test_every_family_says_where_its_layout_comes_from():
+    from posenc_ref.models.families import REMOTE
+
     for name, family in FAMILIES.items():
-        assert family.source.startswith("modeling_"), name
+        if name in REMOTE:  # remote code: the repository, then the file in it
+            owner_repo, path = family.source.split(" ", 2)[:2]
+            assert owner_repo.count("/") == 1 and ".py" in path, name
+        else:
+            assert family.source.startswith("modeling_"), name
 
 
 def test_frequencies_of_length_dependent_types():

@@ -32,6 +32,11 @@ MAX_LAYERS = 2**16
 # Keys a multimodal config may give at its top level for its language model's RoPE.
 TOP_LEVEL_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
 
+# Where language_config keeps a top-level RoPE dict that differs from text_config's in spelling
+# (Qwen2.5-VL's "type": "mrope" beside "rope_type": "default"): the RoPE dict step compares the
+# two by what they mean, as transformers' standardisation would.
+TOP_LEVEL = "__top_level_rope__"
+
 
 # --------------------------------------------------------------------------- the config
 
@@ -72,7 +77,11 @@ def language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | No
         text = to_dict()
     text = dict(text)
     for key in TOP_LEVEL_ROPE_KEYS:
-        if config.get(key) is not None and text.get(key) is not None:
+        both = config.get(key) is not None and text.get(key) is not None
+        if both and isinstance(config[key], Mapping) and isinstance(text[key], Mapping):
+            if not equal(config[key], text[key]):  # compared by meaning once the row is known
+                text.setdefault(TOP_LEVEL, {})[key] = config[key]
+        elif both:
             same(key, text[key], config[key], ("text_config", "the top level"))
         elif config.get(key) is not None:
             text[key] = config[key]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._config import copy, lookup, name, real, same, shown
+from ._config import TOP_LEVEL, copy, lookup, name, real, same, shown
 from .family import Family
 from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
 from .traits import (
@@ -129,6 +129,13 @@ def rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], 
             raise TypeError(f"{key} must be a dict or null, got {shown(value)}")
     parameters = copy(parameters, "rope_parameters") or {}
     scaling = copy(scaling, "rope_scaling") or {}
+    for key, given in (config.get(TOP_LEVEL) or {}).items():
+        own = parameters if key == "rope_parameters" else scaling
+        if meaning(own, family, f"text_config's {key}") != meaning(given, family, key):
+            raise ValueError(
+                f"inconsistent {key}: text_config gives {shown(own)} but the top level gives "
+                f"{shown(given)}, and they mean different RoPEs"
+            )
     if parameters and scaling:
         # The same RoPE may be written both ways (a transformers object keeps the old
         # rope_scaling next to rope_parameters): compare what they mean, not how they are spelled.

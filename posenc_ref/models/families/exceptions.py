@@ -37,6 +37,7 @@ from ..traits import (
     ReadAs,
     RopeLayers,
     SwitchedBy,
+    Table,
     WrittenBack,
 )
 from .conventional import GEMMA3_THETA
@@ -441,9 +442,13 @@ EXCEPTIONS: dict[str, Family] = {
                        default="absolute", refused_elsewhere=False),
             OnlyDefault("modeling_esm.py computes its frequencies from rope_theta alone "
                         "(compute_default_rope_parameters)"),
+            # ESM-1b: positions from padding_idx + 1 (create_position_ids_from_input_ids), the
+            # table's max_position_embeddings rows counting those; EsmConfig has no pad default
+            Table(("max_position_embeddings", 1026), ("hidden_size", 768), offset=None,
+                  rows_hold_offset=True),
         ),
         source="modeling_esm.py: rotate_half on the whole head when position_embedding_type is "
-        "'rotary', learned absolute positions otherwise",
+        "'rotary', learned absolute positions (from padding_idx + 1) otherwise",
     ),  # fmt: skip
     "granitemoehybrid": Family(
         encoding="nope",
