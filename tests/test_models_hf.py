@@ -963,7 +963,9 @@ def test_row_defaults_are_the_config_class_defaults(transformers, model_type):
     row = FAMILIES[model_type]
     minimal = {"model_type": full["model_type"]}
     for key in STRUCTURE:
-        own = row.aliases.get(key, key)
+        # the standard name where the class writes it (Falcon's to_dict says hidden_size, and its
+        # row also accepts the legacy n_embed), else the family's own name for it
+        own = key if full.get(key) is not None else row.aliases.get(key, key)
         if full.get(own) is not None:
             minimal[own] = full[own]
     if "per_layer_config" in full:  # transformers 5.23 writes per-layer widths this way
