@@ -79,10 +79,7 @@ def _check_sizes(chunk_size: object, local_size: object) -> tuple[int, int]:
 def _positions(name: str, value: object) -> torch.Tensor:
     if isinstance(value, int) and not isinstance(value, bool):
         value = torch.tensor([check_int(name, value)])
-    try:
-        return check_positions(value, integer_only=True).to(torch.long)
-    except (TypeError, ValueError) as error:
-        raise type(error)(str(error).replace("positions", name, 1)) from None
+    return check_positions(name, value, integer_only=True).to(torch.long)
 
 
 def dual_chunk_positions(

@@ -148,7 +148,7 @@ def text_renamed(
 ) -> tuple[dict[str, Any], str | None, tuple[str, ...]]:
     """``(the language model's config, the model_type to read it as, notes)``.
 
-    ``text`` and ``model_type`` from :func:`~posenc_ref.models._config.language_config`. A
+    ``text`` and ``model_type`` from ``posenc_ref.models._config.language_config``. A
     wrapper's config class may rename its text part before building it (:data:`RENAMED_TEXT`);
     a ``model_type`` in neither posenc_ref's table nor transformers is read as the family its
     ``architectures``, then its ``auto_map``'s class names, name (:data:`ARCHITECTURES`).
