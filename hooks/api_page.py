@@ -36,6 +36,7 @@ ORDER = [
     "rope_scaling",
     "query_scale",
     "rope_extension",
+    "dual_chunk",
     "mrope",
     "axial",
     "beyond_rope",

@@ -55,6 +55,7 @@ EXIT_BUG = 3  # a failure inside posenc_ref, never the user's input
 EXIT_BROKEN_PIPE = 141  # the shell's status for a process stopped by SIGPIPE
 MAX_DEPTH = 64  # a model config nests a few levels; deeper JSON is refused before it is read
 MAX_DIGITS = 4300  # Python's limit on the digits of an integer read from text
+MAX_BYTES = 64 * 2**20  # a model config is a few kilobytes; /dev/zero-sized input is refused
 
 
 class _Refused(Exception):
@@ -198,6 +199,12 @@ def _message(error: BaseException) -> str:
 def _locate(argument: str) -> Path:
     from ._hub_cache import cached_config, looks_like_model_id
 
+    if not argument.strip():
+        # Path("") is the current folder: reading its config.json unasked would be a guess
+        raise _Refused(
+            "the config argument is empty: give a config.json, a folder holding one, or a model "
+            "id (ORG/NAME) from the local Hugging Face cache"
+        )
     path = Path(argument)
     if path.is_dir() and (path / "config.json").is_file():
         return path / "config.json"
@@ -242,6 +249,13 @@ def _parse_int(text: str) -> int:
 def _read_config(path: Path) -> dict:
     if path.is_dir():
         raise _Refused(f"{path} is a folder without a config.json; give the config file")
+    if not path.is_file():  # a FIFO would block the read, a device (/dev/zero) never end it
+        raise _Refused(f"{path} is not a regular file (a pipe or a device); give a config.json")
+    if path.stat().st_size > MAX_BYTES:
+        raise _Refused(
+            f"{path} holds {path.stat().st_size} bytes; a model config is a few kilobytes, and "
+            f"posenc_ref reads at most {MAX_BYTES // 2**20} MiB"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

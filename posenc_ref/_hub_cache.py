@@ -19,7 +19,12 @@ _MODEL_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
 
 def looks_like_model_id(argument: str) -> bool:
     """Whether ``argument`` reads as ``NAME`` or ``ORG/NAME`` (and not as a ``.json`` file)."""
-    return bool(_MODEL_ID.fullmatch(argument)) and not argument.endswith(".json")
+    # the Hub refuses "--" in names: "org--name" is a cache folder's spelling, not an id
+    return (
+        bool(_MODEL_ID.fullmatch(argument))
+        and not argument.endswith(".json")
+        and "--" not in argument
+    )
 
 
 def hub_cache() -> Path:

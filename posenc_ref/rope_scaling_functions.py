@@ -227,9 +227,9 @@ def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
 def _check_betas(beta_fast: object, beta_slow: object) -> tuple[float, float]:
     beta_fast = check_positive_float("beta_fast", beta_fast)
     beta_slow = check_positive_float("beta_slow", beta_slow)
-    if not beta_fast > beta_slow:
+    if beta_fast < beta_slow:  # equal is a step (Kimi K2 releases 1.0 and 1.0)
         raise ValueError(
-            f"beta_fast must be > beta_slow (32 and 1 in the paper), got "
+            f"beta_fast must be >= beta_slow (32 and 1 in the paper), got "
             f"beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
         )
     return beta_fast, beta_slow
@@ -288,7 +288,8 @@ def yarn(
     original_max_len
         Pre-training context :math:`L_0` (HF ``original_max_position_embeddings``), ``>= 1``.
     beta_fast, beta_slow
-        Turn counts bounding the ramp, ``beta_fast > beta_slow > 0`` (32 and 1 in the paper).
+        Turn counts bounding the ramp, ``beta_fast >= beta_slow > 0`` (32 and 1 in the paper;
+        Kimi K2 releases 1 and 1).
     truncate
         Floor/ceil the correction range (default, as in HF and the reference code); ``False``
         keeps the fractional bounds (some released configs, e.g. gpt-oss).

@@ -498,7 +498,9 @@ SINUSOIDAL = [t for t, f in ENCODING_FAMILIES.items() if f.encoding == "sinusoid
 @pytest.mark.peers
 @pytest.mark.parametrize("model_type", LEARNED)
 def test_learned_rows_are_the_ones_the_family_reads(hf, model_type):
-    config, module, added = position_rows_read(hf, model_type)
+    # EsmConfig has no pad_token_id by default (its embeddings need one): ESM-1b's released 1
+    extra = {"pad_token_id": 1} if model_type == "esm" else {}
+    config, module, added = position_rows_read(hf, model_type, **extra)
     encoding = positional_encoding(config.to_dict())
     weight = module.weight.detach()
     assert tuple(weight.shape) == (encoding.rows, encoding.dim)

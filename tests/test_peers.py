@@ -113,6 +113,37 @@ def test_hf_dynamic(hf, head_dim, base, factor, seq_len):
     assert scale == ours.attention_factor == 1.0
 
 
+@pytest.mark.parametrize("family", ["hunyuan_v1_dense", "hunyuan_v1_moe"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize(("base", "alpha"), [(10000.0, 1000.0), (10000.0, 1.5), (500000.0, 8.0)])
+def test_hf_hunyuan_ntk_alpha_is_ntk_aware(family, head_dim, base, alpha):
+    """Hunyuan's ``alpha`` is the NTK-aware base with s = alpha: base * alpha ** (d / (d - 2)).
+
+    transformers reads ``rope_type`` "dynamic" with an ``alpha`` as its static ``ntk_alpha``.
+    Released Hunyuan configs give alpha 1000.0 with rope_theta 10000.0 and head_dim 128.
+    """
+    pytest.importorskip("transformers")
+    import importlib
+
+    configs = importlib.import_module(f"transformers.models.{family}.configuration_{family}")
+    modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+    config_class = next(
+        v for k, v in vars(configs).items() if k.endswith("Config") and k.startswith("HunYuan")
+    )
+    rotary = next(v for k, v in vars(modeling).items() if k.endswith("RotaryEmbedding"))
+    rope = {"rope_type": "dynamic", "alpha": alpha, "factor": 1.0, "rope_theta": base}
+    config = config_class(
+        hidden_size=2 * head_dim, num_attention_heads=2, head_dim=head_dim, rope_parameters=rope
+    )
+    module = rotary(config)
+    assert module.rope_type == "ntk_alpha" and module.attention_scaling == 1.0
+    ours = ntk_aware(head_dim, base, factor=alpha)
+    new_base = base * alpha ** (head_dim / (head_dim - 2))
+    torch.testing.assert_close(
+        module.inv_freq.double(), ours.inv_freq, rtol=freq_rtol(new_base), atol=0
+    )
+
+
 YARN_CASES = [
     # head_dim, base, factor, original, extra rope_parameters, extra kwargs for ours
     (64, 10000.0, 4.0, 4096, {}, {}),

@@ -36,11 +36,20 @@ from importlib import resources
 from typing import Any
 
 from ..models import FAMILIES
-from ..models._config import language_config, plain
-from ..models.families import instead, row_of
+from ..models._config import plain
+from ..models.families import instead, language_of, row_of
 from ..models.family import Family
-from ..models.traits import SwitchedBy
-from ._kinds import Alibi, LearnedAbsolute, NoPE, RelativeKey, Rope, Sinusoidal, T5Buckets
+from ..models.traits import ScaledType, SwitchedBy
+from ._kinds import (
+    Alibi,
+    LayerType,
+    LearnedAbsolute,
+    NoPE,
+    RelativeKey,
+    Rope,
+    Sinusoidal,
+    T5Buckets,
+)
 from ._read import BUILDERS, code_of, encoding_of, not_rope, notes_of, unbuilt
 
 __all__ = [
@@ -53,6 +62,7 @@ __all__ = [
     "RelativeKey",
     "NoPE",
     "Rope",
+    "LayerType",
     "released_encoding_configs",
 ]
 
@@ -118,16 +128,17 @@ def positional_encoding(
     2050
     """
     original = plain(config)
-    config, model_type = language_config(original)
+    config, model_type, _ = language_of(original)
     row, _ = row_of(model_type)
     encoding = encoding_of(config, row, model_type) if row is not None else "rope"
     if encoding == "rope":
         return rope_encoding(original, config, model_type, row, layer_type, layout)
-    if unbuilt(row, encoding):  # a RoPE family whose key picks an encoding posenc_ref lacks
-        raise ValueError(
-            f"model_type {model_type!r} uses {instead(row)} (by its config's "
-            f"{row.trait(SwitchedBy).key}): posenc_ref reads this family's RoPE but does not "
-            "build this encoding for it"
+    if unbuilt(row, encoding):  # an encoding posenc_ref names but does not build for it
+        switch = row.trait(SwitchedBy)
+        why = f" (by its config's {switch.key})" if switch is not None else ""
+        raise NotImplementedError(
+            f"model_type {model_type!r} uses {instead(row)}{why}: posenc_ref does not build this "
+            "encoding for it"
         )
     if layer_type is not None:
         raise ValueError(
@@ -154,7 +165,7 @@ def rope_encoding(original, config, model_type, row: Family | None, layer_type, 
     source = code_of(row, model_type) if row is not None else "posenc_ref.models.rope_spec"
     if layer_type is not None:
         specs = {layer_type: rope_spec(original, layer_type=layer_type, layout=layout)}
-        return Rope(model_type, source, specs)
+        return rope_result(model_type, source, specs, config, row)
     types = rope_layer_types(config, row)
     try:
         if types:
@@ -174,7 +185,28 @@ def rope_encoding(original, config, model_type, row: Family | None, layer_type, 
             "(posenc_ref.encodings.ENCODING_FAMILIES: learned absolute, sinusoidal, ALiBi, T5 "
             f"buckets, none), then asked the RoPE reader, which refused it: {error}"
         ) from error
-    return Rope(model_type, source, specs)
+    return rope_result(model_type, source, specs, config, row)
+
+
+def rope_result(model_type, source, specs, config, row: Family | None) -> Rope:
+    """The specs, with their notes once each and every layer type of the config."""
+    notes = tuple(dict.fromkeys(note for spec in specs.values() for note in spec.notes))
+    types = layer_types_of(config, row)
+    out = []
+    for name in dict.fromkeys(types):
+        layers = tuple(i for i, t in enumerate(types) if t == name)
+        spec = specs.get(name) if None not in specs else specs[None]
+        nope = set(spec.nope_layers or ()) if spec is not None else set(layers)
+        out.append(LayerType(name, layers, any(i not in nope for i in layers)))
+    return Rope(model_type, source, specs, notes=notes, layer_types=tuple(out))
+
+
+def layer_types_of(config: Mapping[str, Any], row: Family | None) -> list[str]:
+    """The config's ``layer_types``, or the ones its config class builds from a pattern."""
+    types = (row.resolve(config) if row is not None else config).get("layer_types")
+    if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):
+        return list(types)
+    return []
 
 
 def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str, ...]:
@@ -185,6 +217,10 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
     other type lists those layers as ``nope_layers``.
     """
     rope = config.get("rope_parameters")
+    if row is not None and rope is None and row.trait(ScaledType) is not None:
+        types = row.resolve(config).get("layer_types")  # OLMo 3's older form: one per type
+        if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):
+            return tuple(dict.fromkeys(types))
     if rope is None and config.get("rope_scaling") is None:
         rope = row.rope if row is not None else None
     if (

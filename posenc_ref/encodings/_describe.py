@@ -266,10 +266,25 @@ def describe_encoding(encoding: object, *, all_pairs: bool = False) -> str:
     return text
 
 
+def layer_type_lines(encoding) -> list[str]:
+    """Every layer type of the config, its layers, and whether they rotate."""
+    several = list(encoding.specs) != [None]
+    lines = []
+    for layer_type in getattr(encoding, "layer_types", ()):
+        if not layer_type.rotates:
+            what = "no RoPE"
+        else:
+            what = "its own RoPE, below" if several else "the RoPE below"
+        lines.append(wrap(f"  {layer_type.name}: layers {listed(list(layer_type.layers))}: {what}"))
+    return ([wrap(f"layer types: {len(lines)}", indent=0)] + lines) if lines else []
+
+
 def rope_text(encoding, all_pairs: bool) -> str:
     specs = encoding.specs
+    types = layer_type_lines(encoding)
     if list(specs) == [None]:
-        return describe_rope(specs[None], all_pairs=all_pairs)
+        text = describe_rope(specs[None], all_pairs=all_pairs)
+        return "\n".join(types) + "\n\n" + text if types else text
     names = ", ".join(str(t) for t in specs)
     where = f"model_type {encoding.model_type!r}" if encoding.model_type else "this config"
     head = wrap(
@@ -279,6 +294,7 @@ def rope_text(encoding, all_pairs: bool) -> str:
     )
     blocks = [describe_rope(spec, all_pairs=all_pairs) for spec in specs.values()]
     rule = "-" * 76
+    head += "".join("\n" + line for line in types)
     return head + "\n\n" + f"\n{rule}\n".join(blocks)
 
 

@@ -281,6 +281,15 @@ class NoPE(Encoding):
 
 
 @dataclass(frozen=True)
+class LayerType:
+    """One layer type of a config: its name, its layers, and whether they rotate."""
+
+    name: str
+    layers: tuple[int, ...]
+    rotates: bool
+
+
+@dataclass(frozen=True)
 class Rope(Encoding):
     """Rotary embeddings: one :class:`~posenc_ref.models.RopeSpec` per layer type.
 
@@ -288,10 +297,14 @@ class Rope(Encoding):
     ----------
     specs : dict
         Layer type to its spec; the single key ``None`` where every layer shares one RoPE.
+    layer_types : tuple of LayerType
+        Every layer type of the config (its ``layer_types``, or the ones its config class builds),
+        with its layers and whether they rotate; empty where the config has none.
     """
 
     kind: ClassVar[str] = "rope"
     specs: Mapping[str | None, Any]
+    layer_types: tuple[LayerType, ...] = field(default=(), kw_only=True)
 
 
 def rows_read(positions: torch.Tensor, num_positions: int, offset: int) -> torch.Tensor:

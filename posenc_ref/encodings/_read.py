@@ -37,6 +37,8 @@ POSITION_EMBEDDING_TYPE = "position_embedding_type"
 
 def code_of(row: Family, model_type: str) -> str:
     """Where the family's code decides it: ``transformers/models/<folder>/<file>: what``."""
+    if " " not in row.source.split(":", 1)[0] and "/" in row.source.split(":", 1)[0]:
+        return row.source  # a remote family's public code: owner/repository path
     folder = row.folder
     if folder is None:
         file = row.source.split(".py", 1)[0]

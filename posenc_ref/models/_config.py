@@ -25,8 +25,17 @@ MAX_LENGTH = 2**53
 # allocating terabytes when a table or the slopes are built.
 MAX_WIDTH = 2**20
 
+# Layer counts past this are no model's; refusing them keeps 10**12 layers from building lists
+# of layer types for minutes (the largest released models have a few hundred layers).
+MAX_LAYERS = 2**16
+
 # Keys a multimodal config may give at its top level for its language model's RoPE.
 TOP_LEVEL_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
+
+# Where language_config keeps a top-level RoPE dict that differs from text_config's in spelling
+# (Qwen2.5-VL's "type": "mrope" beside "rope_type": "default"): the RoPE dict step compares the
+# two by what they mean, as transformers' standardisation would.
+TOP_LEVEL = "__top_level_rope__"
 
 
 # --------------------------------------------------------------------------- the config
@@ -68,7 +77,11 @@ def language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | No
         text = to_dict()
     text = dict(text)
     for key in TOP_LEVEL_ROPE_KEYS:
-        if config.get(key) is not None and text.get(key) is not None:
+        both = config.get(key) is not None and text.get(key) is not None
+        if both and isinstance(config[key], Mapping) and isinstance(text[key], Mapping):
+            if not equal(config[key], text[key]):  # compared by meaning once the row is known
+                text.setdefault(TOP_LEVEL, {})[key] = config[key]
+        elif both:
             same(key, text[key], config[key], ("text_config", "the top level"))
         elif config.get(key) is not None:
             text[key] = config[key]
@@ -205,3 +218,17 @@ def flag(key: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{key} must be true or false, got {shown(value)}")
     return value
+
+
+def layer_count(config: Mapping[str, Any]) -> int | None:
+    """``num_hidden_layers``, where given: an integer in ``[1, 2**16]``."""
+    value = config.get("num_hidden_layers")
+    if value is None:
+        return None
+    count = length("num_hidden_layers", value)
+    if count > MAX_LAYERS:
+        raise ValueError(
+            f"num_hidden_layers must be at most {power_of_two(MAX_LAYERS)} (released models have "
+            f"a few hundred layers), got {shown(value)}"
+        )
+    return count

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..query_scale import QueryScale
 from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
-from ._config import length, real
+from ._config import layer_count, real
 from ._rope_dict import ChosenRope
 from .family import Family
 from .rope_types import TypeResult
@@ -72,12 +72,6 @@ def without_attention_factor(
         return ScaledFrequencies(read.freqs.inv_freq, 1.0), None
     scaling = read.scaling.replace(attention_factor=1.0)  # yarn and longrope: the final value
     return scaling.frequencies(rotary_dim, base), scaling
-
-
-def layer_count(config: Mapping[str, Any]) -> int | None:
-    """``num_hidden_layers``, where given."""
-    value = config.get("num_hidden_layers")
-    return None if value is None else length("num_hidden_layers", value)
 
 
 def layers_of(

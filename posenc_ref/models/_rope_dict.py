@@ -12,10 +12,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._config import copy, lookup, name, real, same, shown
+from ._config import TOP_LEVEL, copy, lookup, name, real, same, shown
 from .family import Family
 from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
-from .traits import Conflicts, FixedBase, LegacyKeys, LegacyTypes, LocalBase, OnlyDefault
+from .traits import (
+    AlphaType,
+    Conflicts,
+    FixedBase,
+    LegacyKeys,
+    LegacyTypes,
+    LocalBase,
+    OnlyDefault,
+    ScaledType,
+)
 
 MROPE_KEYS = frozenset({"mrope_section", "mrope_interleaved"})
 
@@ -71,6 +80,8 @@ def choose_rope(
     null_types = frozenset(k for k, v in rope.items() if v is None) if nested else frozenset()
     rope, layer_type = choose_layer_type(rope, top_theta, config, family, layer_type)
     rope = meaning(rope, family, "the RoPE dict")
+    if family.trait(AlphaType) and rope["rope_type"] == "dynamic" and rope.get("alpha"):
+        rope["rope_type"] = "ntk_alpha"  # HunYuan's static NTK-alpha
     kind = rope_type_of(rope, family, model_type)
     base = base_of(rope, config, family, model_type)
     return ChosenRope(config, rope, kind, base, layer_type, null_types, overrides)
@@ -118,6 +129,13 @@ def rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], 
             raise TypeError(f"{key} must be a dict or null, got {shown(value)}")
     parameters = copy(parameters, "rope_parameters") or {}
     scaling = copy(scaling, "rope_scaling") or {}
+    for key, given in (config.get(TOP_LEVEL) or {}).items():
+        own = parameters if key == "rope_parameters" else scaling
+        if meaning(own, family, f"text_config's {key}") != meaning(given, family, key):
+            raise ValueError(
+                f"inconsistent {key}: text_config gives {shown(own)} but the top level gives "
+                f"{shown(given)}, and they mean different RoPEs"
+            )
     if parameters and scaling:
         # The same RoPE may be written both ways (a transformers object keeps the old
         # rope_scaling next to rope_parameters): compare what they mean, not how they are spelled.
@@ -163,6 +181,9 @@ def choose_layer_type(
             "sliding_attention": {"rope_type": "default", "rope_theta": config.get(local.key)},
         }
         top_theta = None
+    scaled = family.trait(ScaledType)
+    if scaled is not None and not is_nested(rope) and config.get("rope_parameters") is None:
+        rope, top_theta = legacy_per_type(rope, top_theta, config, family, scaled), None
     if is_nested(rope):
         return dict_of_layer_type(rope, top_theta, family, layer_type, per_type_theta)
     if layer_type is not None:
@@ -184,6 +205,26 @@ def choose_layer_type(
     theta = same("rope_theta", rope.get("rope_theta"), top_theta, where)
     rope["rope_theta"] = family.theta_default(layer_type) if theta is None else theta
     return rope, layer_type
+
+
+def legacy_per_type(
+    rope: dict[str, Any], top_theta: object, config: Mapping[str, Any], family: Family,
+    scaled: ScaledType,
+) -> dict[str, Any]:  # fmt: skip
+    """OLMo 3's older form: the flat ``rope_scaling`` and ``rope_theta`` are its full layers'.
+
+    Every other layer type gets the default RoPE with the class's ``default_theta``.
+    """
+    types = config.get("layer_types")
+    if types is None:  # no layers to build them for: the class's types
+        types = list(family.rope or ()) or [scaled.layer_type]
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
+    full = meaning(rope, family, "rope_scaling") if rope else {"rope_type": "default"}
+    full.setdefault("rope_theta", top_theta if top_theta is not None else family.theta_default(
+        scaled.layer_type))  # fmt: skip
+    others = {"rope_type": "default", "rope_theta": scaled.others_base}
+    return {t: (full if t == scaled.layer_type else dict(others)) for t in dict.fromkeys(types)}
 
 
 def dict_of_layer_type(

@@ -6,11 +6,12 @@ Each is a small function of the config (and the layer count) that a trait of a r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..query_scale import QueryScale
-from ._config import MAX_WIDTH, bounded_int, given
+from ._config import MAX_WIDTH, bounded_int, given, is_number, length
 
 
 def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -22,6 +23,8 @@ def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
     listed = config.get("no_rope_layers")
     if listed is None:
         interval = config.get("no_rope_layer_interval", 4)
+        if isinstance(interval, float) and interval.is_integer():
+            interval = int(interval)  # JSON writers give 4.0
         if not isinstance(interval, int) or isinstance(interval, bool) or interval < 1:
             raise ValueError(f"no_rope_layer_interval must be an integer >= 1, got {interval!r}")
         if count is None:
@@ -121,22 +124,26 @@ def no_rope_types(rope_type: str, nope_type: str):
 def llama_4_scaling(config: Mapping[str, Any], rope: Mapping[str, Any]) -> QueryScale | None:
     """Ministral 3, Mistral 4: ``q *= 1 + beta ln(1 + floor(t / L))``, L the original context."""
     beta = rope.get("llama_4_scaling_beta")
-    if beta is None:
-        return None
-    length = rope.get("original_max_position_embeddings")
-    if length is None:
+    if beta is None or (is_number(beta) and beta == 0):
+        return None  # transformers' factor is then 1 + 0 * ln(...) = 1: no scaling
+    original = rope.get("original_max_position_embeddings")
+    if original is None:
         raise ValueError("llama_4_scaling_beta needs original_max_position_embeddings (its length)")
     return QueryScale.checked(
-        beta, length, 0, "llama_4_scaling_beta, original_max_position_embeddings"
-    )
+        beta, length("original_max_position_embeddings", original), 0,
+        "llama_4_scaling_beta, original_max_position_embeddings",
+    )  # fmt: skip
 
 
 def llama4_temperature(config: Mapping[str, Any]) -> QueryScale | None:
     """Llama 4's NoPE layers: ``q *= 1 + attn_scale ln(1 + floor((t + 1) / floor_scale))``."""
     if not config.get("attn_temperature_tuning", True):
         return None
+    scale = config.get("attn_scale", 0.1)
+    if is_number(scale) and scale == 0:
+        return None  # 1 + 0 * ln(...) = 1: no scaling
     return QueryScale.checked(
-        config.get("attn_scale", 0.1), config.get("floor_scale", 8192), 1, "attn_scale, floor_scale"
+        scale, length("floor_scale", config.get("floor_scale", 8192)), 1, "attn_scale, floor_scale"
     )
 
 
@@ -160,14 +167,21 @@ def layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]
         if count is None:
             raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
         return [(count - 1 - i) % 4 != 0 for i in range(count)]
-    if not isinstance(listed, (list, tuple)):
-        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    numbers_of("layer_rope_theta", listed)
     if len({v for v in listed if v}) > 1:
         raise ValueError(
             "layer_rope_theta gives different non-zero bases; transformers 5.23's code rotates "
             "every such layer with rope_theta (the values only switch RoPE off where 0)"
         )
     return [bool(v) for v in listed]
+
+
+def numbers_of(key: str, listed: object) -> None:
+    """A list of finite numbers (a per-layer list of bases), or a TypeError naming ``key``."""
+    if not isinstance(listed, (list, tuple)) or not all(
+        is_number(v) and math.isfinite(v) for v in listed
+    ):
+        raise TypeError(f"{key} must be a list of numbers (0: no RoPE), got {listed!r}")
 
 
 def granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -180,10 +194,11 @@ def granite_layer_rope_theta(config: Mapping[str, Any], count: int | None) -> li
         if count is None:
             raise ValueError("layer_rope_theta is absent and there is no num_hidden_layers")
         return [True] * count
-    if not isinstance(listed, (list, tuple)):
-        raise TypeError(f"layer_rope_theta must be a list of numbers, got {listed!r}")
+    numbers_of("layer_rope_theta", listed)
     rope = config.get("rope_parameters") or {}
     base = rope.get("rope_theta", config.get("rope_theta")) if isinstance(rope, Mapping) else None
+    if base is None:
+        base = 10000.0  # the config class default (PreTrainedConfig), without rope_theta
     other = sorted({v for v in listed if v and v != base})
     if other:
         raise NotImplementedError(
@@ -260,3 +275,56 @@ def jamba_layers(config: Mapping[str, Any]) -> tuple[int | None, int | None]:
                                       ("attn_layer_offset", 4, 0))
     )  # fmt: skip
     return layers, sum(1 for i in range(layers) if i % period == start)
+
+
+def first_and_every(every: int) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """MiMo-V2-Flash: the first layer and every ``every``-th full attention, the rest sliding."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        return [
+            "full_attention" if i == 0 or (i + 1) % every == 0 else "sliding_attention"
+            for i in range(count or 0)
+        ]
+
+    return rule
+
+
+def every_nth_full(every: int) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """Gemma 2 (2), OLMo 3 (4): every ``every``-th layer full attention, the others sliding."""
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        return [
+            "sliding_attention" if (i + 1) % every else "full_attention" for i in range(count or 0)
+        ]
+
+    return rule
+
+
+def minimax_m3_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """MiniMax-M3: ``sparse_attention_config.sparse_attention_freq`` (1: a sparse layer)."""
+    sparse = config.get("sparse_attention_config") or {}
+    freq = sparse.get("sparse_attention_freq") if isinstance(sparse, Mapping) else None
+    if freq is None:
+        return ["full_attention"] * (count or 0)
+    if not isinstance(freq, (list, tuple)):
+        raise TypeError(
+            f"sparse_attention_config.sparse_attention_freq must be a list, got {freq!r}"
+        )
+    return ["minimax_m3_sparse" if f else "full_attention" for f in freq]
+
+
+def decilm_attention_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """DeciLM (Nemotron-NAS): a layer rotates unless its attention is a no-op or a linear layer.
+
+    ``block_configs[i]["attention"]``: ``no_op`` (no attention) or ``replace_with_linear``.
+    """
+    blocks = config.get("block_configs")
+    if not isinstance(blocks, (list, tuple)) or not all(isinstance(b, Mapping) for b in blocks):
+        raise TypeError(f"block_configs must be a list of dicts (one per layer), got {blocks!r}")
+    rotates = []
+    for i, block in enumerate(blocks):
+        attention = block.get("attention") or {}
+        if not isinstance(attention, Mapping):
+            raise TypeError(f"block_configs[{i}]['attention'] must be a dict, got {attention!r}")
+        rotates.append(not (attention.get("no_op") or attention.get("replace_with_linear")))
+    return rotates

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
-from ._config import length, real, same, shown
+from ._config import MAX_WIDTH, length, power_of_two, real, same, shown
 from ._rope_dict import ChosenRope
 from .family import Family
 from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, WrittenBack
@@ -22,6 +22,9 @@ from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, WrittenBa
 # ValueError, never an OverflowError later.
 NUMBERS = ("factor", "attention_factor", "mscale", "mscale_all_dim", "beta_fast", "beta_slow",
            "low_freq_factor", "high_freq_factor")  # fmt: skip
+# transformers reads these with `or` / truthiness: 0 means "not set" (Devstral 2's
+# mscale_all_dim 0.0; _compute_yarn_parameters uses the ratio only when both mscales are truthy)
+UNSET_WHEN_ZERO = frozenset({"mscale", "mscale_all_dim", "beta_fast", "beta_slow"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,11 @@ def shape_of(chosen: ChosenRope, family: Family, model_type: str | None) -> Shap
     # HF's rule for an odd width: frequencies base^(-2i / width) for i < ceil(width / 2), one pair
     # each, so the rotated part is rounded up to the next even width (transformers' validate_rope)
     rotary_dim = freq_dim + freq_dim % 2
+    if rotary_dim > head_dim:  # transformers' validation: an even rotary dimension
+        raise ValueError(
+            f"the rotary width {freq_dim} is odd and fills the head ({head_dim} coordinates): "
+            "RoPE rotates pairs, and transformers refuses it too"
+        )
     max_len, original = lengths_of(config, rope)
     layout, output_layout = layout_of(config, family)
     section, assignment = mrope_of(rope, family, rotary_dim, model_type)
@@ -63,6 +71,14 @@ def shape_of(chosen: ChosenRope, family: Family, model_type: str | None) -> Shap
 # --------------------------------------------------------------------------- widths
 
 
+def width(key: str, value: object) -> int:
+    """A head width: an integer in ``[1, 2**20]`` (past that, no model's; tables would not fit)."""
+    out = length(key, value)
+    if out > MAX_WIDTH:
+        raise ValueError(f"{key} must be at most {power_of_two(MAX_WIDTH)}, got {shown(value)}")
+    return out
+
+
 def head_dim_of(
     config: Mapping[str, Any], family: Family, model_type: str | None, layer_type: str | None,
     overrides: Mapping[str, Any],
@@ -73,13 +89,15 @@ def head_dim_of(
     if per_type is not None and layer_type in per_type.widths:
         # a layer type with its own head width (Gemma 4's global layers): its key, else the
         # per_layer_config override of head_dim, else the config class's default
+        # transformers 5.23 (Gemma4TextAttention): a per_layer_config override of head_dim
+        # wins over global_head_dim, which applies only without one
         own, default = per_type.widths[layer_type]
-        if config.get(own) is not None:
-            return length(own, config[own])
-        return length("head_dim", config["head_dim"]) if "head_dim" in overrides else default
+        if "head_dim" in overrides:
+            return width("head_dim", overrides["head_dim"])
+        return width(own, config[own]) if config.get(own) is not None else default
     value = config.get(key)
     if value is not None:
-        return length(key, value)
+        return width(key, value)
     hidden, heads = config.get("hidden_size"), config.get("num_attention_heads")
     if key == "head_dim" and hidden is not None and heads is not None:
         hidden = length("hidden_size", hidden)
@@ -192,8 +210,9 @@ def lengths_of(config: Mapping[str, Any], rope: Mapping[str, Any]) -> tuple[int 
     if original is not None:
         original = length("original_max_position_embeddings", original)
     for key in NUMBERS:
-        if rope.get(key) is not None:
-            real(key, rope[key])
+        value = rope.get(key)
+        if value is not None and not (key in UNSET_WHEN_ZERO and value == 0):
+            real(key, value)
     return max_len, original
 
 

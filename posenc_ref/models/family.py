@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._config import lookup
-from .traits import Aliases, Defaults, LayerTypes, Mla, Trait
+from ._config import layer_count, lookup
+from .traits import Aliases, Defaults, Ignored, LayerTypes, Mla, Trait
 
 __all__ = ["Family", "ENCODINGS"]
 
@@ -132,6 +132,9 @@ class Family:
     def resolve(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The config with the family's names mapped to the standard ones and defaults filled."""
         out = dict(config)
+        ignored = self.trait(Ignored)
+        for key in ignored.why if ignored else ():
+            out.pop(key, None)  # the config class never reads it (a note says so)
         defaults = self.trait(Defaults)
         for key, value in (defaults.values if defaults else {}).items():
             if callable(value):  # a default the config class computes from other keys
@@ -151,8 +154,8 @@ class Family:
         pattern = self.trait(LayerTypes)
         if out.get("layer_types") is None and pattern is not None:
             count = out.get("num_hidden_layers")
-            if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
-                out["layer_types"] = pattern.rule(out, count)
+            if isinstance(count, (int, float)) and not isinstance(count, bool) and count >= 1:
+                out["layer_types"] = pattern.rule(out, layer_count(out))
         if "head_dim" not in config and self.head_dim is not None and not self.trait(Mla):
             out["head_dim"] = self.head_dim
         given = config.get("rope_parameters"), config.get("rope_scaling")

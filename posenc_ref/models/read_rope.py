@@ -16,7 +16,9 @@ branch, and a config passes through the modules once, in order:
 5. widths, lengths, the pair layout, M-RoPE sections (``_shape.py``);
 6. the type's frequencies (``rope_types.py``);
 7. which layers rotate, and the scalings and norms around the rotation (``_layers.py``);
-8. the spec (``spec.py``).
+8. the spec (``spec.py``);
+9. the keys the family's code does not read: noted, or refused where they contradict the spec
+   (``_unread.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from ._config import language_config, shown
 from ._layers import around_of, layer_count
 from ._rope_dict import choose_rope, is_nested, rope_dicts
 from ._shape import shape_of
-from .families import find_family
+from ._unread import with_notes
+from .families import find_family, text_renamed
 from .rope_types import TypeArgs, read_type
 from .spec import NoRopeError, RopeSpec
 from .traits import RopeLayers
@@ -97,16 +100,18 @@ def rope_spec(
     >>> spec.head_dim, spec.rotary_dim, spec.layout, spec.rope_type
     (80, 32, 'half', 'default')
     """
-    config, model_type = language_config(config)
-    family, model_type = find_family(config, model_type, layout)
-    config = family.resolve(config)  # aliases, then the config class's defaults
+    given, model_type = language_config(config)
+    given, model_type, said = text_renamed(config, given, model_type)
+    family, model_type = find_family(given, model_type, layout)
+    config = family.resolve(given)  # aliases, then the config class's defaults
     chosen = choose_rope(config, family, model_type, layer_type)
     shape = shape_of(chosen, family, model_type)
     args = TypeArgs(chosen.rope, shape.rotary_dim, shape.head_dim, shape.partial, chosen.base,
                     shape.max_len, shape.original, shape.freq_dim)  # fmt: skip
     read = read_type(chosen.kind, args, chosen.rope["rope_type"])
     around = around_of(chosen, family, read, shape.rotary_dim)
-    return RopeSpec.from_steps(model_type, chosen, shape, read, around)
+    spec = RopeSpec.from_steps(model_type, chosen, shape, read, around)
+    return with_notes(spec, given, family, said)  # what the code ignores, noted or refused
 
 
 def layer_specs(
@@ -131,6 +136,7 @@ def layer_specs(
     list of RopeSpec or None
     """
     plain, model_type = language_config(config)
+    plain, model_type, _ = text_renamed(config, plain, model_type)
     family, _ = find_family(plain, model_type, layout)
     plain = family.resolve(plain)
     types = plain.get("layer_types")

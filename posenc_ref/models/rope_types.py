@@ -146,6 +146,24 @@ def _dynamic(args: TypeArgs) -> TypeResult:
     return _result(scaling, args, factor, args.max_len)
 
 
+def _ntk_alpha(args: TypeArgs) -> TypeResult:
+    """HunYuan's NTK-alpha: a static base ``rope_theta * alpha ** (d / (d - 2))``, factor 1.
+
+    transformers 5.23 (modeling_hunyuan_v1_dense.py, compute_ntk_alpha_rope_parameters) reads a
+    ``dynamic`` dict with a truthy ``alpha`` so and ignores its ``factor``; vLLM, SGLang and
+    llama.cpp compute the same base. It is :func:`~posenc_ref.rope_scaling.ntk_aware` with
+    ``s = alpha`` (tests/test_peers.py proves it against transformers).
+    """
+    alpha = check_positive_float("alpha", args.rope.get("alpha"))
+    if args.rotary_dim != args.head_dim:
+        raise NotImplementedError(
+            "NTK-alpha on a partial rotary width: transformers' exponent uses head_dim, "
+            "vLLM's the rotary width; no released config has it"
+        )
+    scaling = {"method": "ntk_aware", "factor": alpha}
+    return _result(scaling, args, alpha, args.original or args.max_len)
+
+
 def _llama3(args: TypeArgs) -> TypeResult:
     scaling: dict[str, Any] = {
         "method": "llama3",
@@ -236,6 +254,7 @@ ROPE_TYPES: dict[str, RopeType] = {
     "default": RopeType(frozenset(), None, _default),
     "linear": RopeType(frozenset({"factor"}), "linear", _linear),
     "dynamic": RopeType(frozenset({"factor"}), "dynamic_ntk", _dynamic),
+    "ntk_alpha": RopeType(frozenset({"alpha", "factor"}), "ntk_aware", _ntk_alpha),
     "yarn": RopeType(
         frozenset(
             {

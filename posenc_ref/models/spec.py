@@ -124,6 +124,10 @@ class RopeSpec:
         The model normalizes each query and key head right after the rotation (Llama 4's
         ``qk_norm``, HunYuan's query/key layernorms, NanoChat): a norm cancels any factor on
         cos and sin, so ``attention_factor`` is 1; the caller applies the norm.
+    notes : tuple of str
+        What the reader noticed and the code ignores: keys of the config that this family's code
+        does not read (and whether their values agree with what it computes), the family
+        inferred from ``architectures``. ``inspect`` prints each.
     """
 
     head_dim: int
@@ -151,6 +155,7 @@ class RopeSpec:
     nope_query_scale: QueryScale | None = None
     clockwise: bool = False
     normalized_after: bool = False
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.output_layout is None:

@@ -19,7 +19,7 @@ from.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..query_scale import QueryScale
@@ -36,10 +36,13 @@ __all__ = [
     "Legacy",
     "LegacyKeys",
     "LegacyTypes",
+    "AlphaType",
     "LocalBase",
     "FixedBase",
     "Conflicts",
     "Ignored",
+    "ReadElsewhere",
+    "ScaledType",
     "MRope",
     "RopeLayers",
     "LayerTypes",
@@ -49,6 +52,7 @@ __all__ = [
     "OnlyDefault",
     "SwitchedBy",
     "RopeNotImplemented",
+    "NeedsFeature",
     "Table",
     "AlibiBias",
     "T5Bias",
@@ -207,6 +211,16 @@ class LegacyTypes(Trait):
     names: Mapping[str, str]
 
 
+@dataclass(frozen=True)
+class AlphaType(Trait):
+    """HunYuan: a ``dynamic`` RoPE dict with a truthy ``alpha`` is the static ``ntk_alpha`` type.
+
+    (modeling_hunyuan_v1_dense.py: ``rope_type = "ntk_alpha"`` when ``rope_scaling`` has an alpha.)
+    """
+
+    rope_keys: frozenset[str] = frozenset({"alpha"})
+
+
 # --------------------------------------------------------------------------- the base
 
 
@@ -243,9 +257,40 @@ class Conflicts(Trait):
 
 @dataclass(frozen=True)
 class Ignored(Trait):
-    """Keys the config class carries but the code never reads -> why that is harmless."""
+    """Keys the config class carries but the code never reads -> why that is harmless.
+
+    They are dropped before reading (MiMo-V2-Flash's class ignores its top-level ``rope_theta``)
+    and listed in the result's notes. ``compare``: key -> ``(layer type or None, quantity)`` of
+    the spec (``"base"``, ``"rotary_dim"``, ``"partial"``) its value is checked against, so that
+    the note says whether the ignored value agrees with what the code computes.
+    """
 
     why: Mapping[str, str]
+    compare: Mapping[str, tuple[str | None, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadElsewhere(Trait):
+    """Keys the family's code reads for something other than its RoPE -> what, in words.
+
+    GLM-4.5's ``use_qk_norm`` (norms before the rotation); Gemma 3's ``sliding_window_pattern``
+    where ``layer_types`` is given. Neither noted nor refused.
+    """
+
+    why: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class ScaledType(Trait):
+    """The older flat ``rope_scaling`` applies to one layer type only (OLMo 3: full attention).
+
+    The config class builds one RoPE dict per layer type, updates ``layer_type``'s with the
+    legacy ``rope_scaling`` and gives the others the default RoPE with base ``others_base`` (the
+    class's ``default_theta``; OLMo 3's pops ``rope_theta`` for the full-attention layers first).
+    """
+
+    layer_type: str
+    others_base: float
 
 
 # --------------------------------------------------------------------------- layers and positions
@@ -387,6 +432,21 @@ class RopeNotImplemented(Trait):
     """The family's RoPE needs a feature posenc_ref does not implement: which."""
 
     feature: str
+
+
+@dataclass(frozen=True)
+class NeedsFeature(Trait):
+    """Where ``key`` is true, the family's code needs a feature posenc_ref lacks: which.
+
+    ChatGLM-6B's ``position_encoding_2d``: two position rows on the two halves of each head.
+    """
+
+    key: str
+    feature: str
+
+    def keys(self) -> dict[str, str]:
+        """The keys it reads -> what they mean."""
+        return {self.key: "read by its code"}
 
 
 @dataclass(frozen=True)

@@ -283,8 +283,11 @@ def tiny_config(
     family: str,
     overrides: dict[str, Any] | None = None,
     max_layers: int = 16,
+    default=None,
 ):
     """The family's default config with tiny sizes and enough layers for every per-layer value.
+
+    ``default`` replaces the family's default config (a released config: ``tests/corpus``).
 
     ``overrides`` are config arguments on top (``special.py``), and three directives:
     ``_width`` (the head width, where the default config's cannot run its own model),
@@ -299,7 +302,8 @@ def tiny_config(
     width_override = overrides.pop("_width", None)
     derived = set(overrides.pop("_derived", ()))
     layers_override = overrides.pop("_layers", None)
-    default = default_config(config_class, family)
+    if default is None:
+        default = default_config(config_class, family)
     base = default.to_dict()
     have = set(base)
     if dataclasses.is_dataclass(config_class):

@@ -272,15 +272,18 @@ def case_family(case: runs.Case) -> str:
     return case.family
 
 
-def agreement(case: runs.Case) -> dict:
+def agreement(case: runs.Case, source: Any = None) -> dict:
     """posenc_ref on one case: worst ratio per position set, the other layout's, the reason.
 
     Which layers have RoPE comes from posenc_ref's ``layer_specs`` (``None``: a layer without
     RoPE, whose states must come out as they went in, the query times ``nope_query_scale``).
+    posenc_ref reads ``source`` (default: the config the model was built from; the corpus
+    gives the released file, whose layer ``i`` is the tiny model's layer ``i``).
     """
     config = case.config
+    source = config if source is None else source
     out: dict[str, Any] = {"ratio": {}, "other_layout_ratio": {}, "gap": {}}
-    plan = compare.layer_plan(config)
+    plan = compare.layer_plan(source)
     if isinstance(plan, str):
         out["error"] = plan
         return out
@@ -302,7 +305,7 @@ def agreement(case: runs.Case) -> dict:
             else:
                 lt = compare.layer_type_of(config, layer)
                 if (layer, lt) not in modules:
-                    modules[layer, lt] = compare.ours_for(config, layer, lt)
+                    modules[layer, lt] = compare.ours_for(source, layer, lt)
                 module, error = modules[layer, lt]
                 if module is None:
                     out["error"] = error

@@ -4,9 +4,11 @@ One row per ``model_type`` of transformers 5.23 whose code posenc_ref reads, RoP
 files by kind: :mod:`~posenc_ref.models.families.conventional` (the families that follow
 transformers' conventions, one line each), :mod:`~posenc_ref.models.families.exceptions` (RoPE
 families with an exception, each a row with traits),
-:mod:`~posenc_ref.models.families.not_implemented` (RoPE that posenc_ref refuses, with the
-feature it lacks) and :mod:`~posenc_ref.models.families.without_rope` (learned and sinusoidal
-tables, ALiBi, T5 buckets, none). They are merged into :data:`FAMILIES`, and no ``model_type``
+:mod:`~posenc_ref.models.families.config_classes` (families whose config class reads a
+released file its own way), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
+posenc_ref refuses, with the feature it lacks) and
+:mod:`~posenc_ref.models.families.without_rope` (learned and sinusoidal tables, ALiBi, T5
+buckets, none). They are merged into :data:`FAMILIES`, and no ``model_type``
 may be in two of them.
 
 Every row is proven by running the family's own code (tests/test_models_hf.py,
@@ -24,18 +26,31 @@ from functools import cache
 from typing import Any
 
 from ..._checks import check_layout
+from .._config import language_config, plain
 from ..family import Family
 from ..spec import NoRopeError
-from ..traits import Ignored, LegacyKeys, ReadAs, RopeNotImplemented, SwitchedBy
+from ..traits import (
+    Ignored,
+    LegacyKeys,
+    NeedsFeature,
+    ReadAs,
+    RopeNotImplemented,
+    SwitchedBy,
+)
+from .config_classes import CONFIG_CLASSES
 from .conventional import CONVENTIONAL
 from .exceptions import EXCEPTIONS
 from .not_implemented import NOT_IMPLEMENTED_ROWS
+from .remote import ARCHITECTURES, REMOTE
 from .without_rope import WITHOUT_ROPE
 
 __all__ = [
     "FAMILIES",
     "CONVENTIONAL",
     "EXCEPTIONS",
+    "CONFIG_CLASSES",
+    "REMOTE",
+    "ARCHITECTURES",
     "NOT_IMPLEMENTED_ROWS",
     "WITHOUT_ROPE",
     "merged",
@@ -47,6 +62,9 @@ __all__ = [
     "row_of",
     "instead",
     "find_family",
+    "text_renamed",
+    "language_of",
+    "RENAMED_TEXT",
 ]
 
 # The transformers release every row of the table was proven against (tests/test_models_hf.py
@@ -65,7 +83,9 @@ def merged(*tables: Mapping[str, Family]) -> dict[str, Family]:
     return out
 
 
-FAMILIES: dict[str, Family] = merged(CONVENTIONAL, EXCEPTIONS, NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE)
+FAMILIES: dict[str, Family] = merged(
+    CONVENTIONAL, EXCEPTIONS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE
+)
 """``model_type`` -> its :class:`~posenc_ref.models.Family` row, RoPE or not."""
 
 # Defaults of what a family's code uses instead of RoPE, by encoding (a row may say more).
@@ -105,6 +125,76 @@ TEXT_MODEL_TYPES: dict[str, str] = {
     name: trait.model_type for name, row in FAMILIES.items() if (trait := row.trait(ReadAs))
 }
 """A wrapper's ``model_type`` -> the row its config is read with; a view of :data:`FAMILIES`."""
+
+
+# A wrapper's config class that renames its text part's model_type before building it:
+# (wrapper, the text part's name as released) -> the name transformers reads it as.
+RENAMED_TEXT: dict[tuple[str, str], tuple[str, str]] = {
+    ("kimi_k25", "kimi_k2"): (
+        "deepseek_v3",
+        "configuration_kimi_k25.py: KimiK25Config.__post_init__ renames a text_config of "
+        "model_type 'kimi_k2' to 'deepseek_v3'",
+    ),
+    ("exaone4_5", "exaone4_5_text"): (
+        "exaone4",
+        "configuration_exaone4_5.py: Exaone4_5Config.__post_init__ renames a text_config of "
+        "model_type 'exaone4_5_text' to 'exaone4'",
+    ),
+}
+
+
+def text_renamed(
+    config: Mapping[str, Any] | object, text: dict[str, Any], model_type: str | None
+) -> tuple[dict[str, Any], str | None, tuple[str, ...]]:
+    """``(the language model's config, the model_type to read it as, notes)``.
+
+    ``text`` and ``model_type`` from ``posenc_ref.models._config.language_config``. A
+    wrapper's config class may rename its text part before building it (:data:`RENAMED_TEXT`);
+    a ``model_type`` in neither posenc_ref's table nor transformers is read as the family its
+    ``architectures``, then its ``auto_map``'s class names, name (:data:`ARCHITECTURES`).
+    """
+    wrapper = plain(config).get("model_type")
+    renamed = RENAMED_TEXT.get((wrapper, model_type)) if isinstance(wrapper, str) else None
+    if renamed is not None:
+        name, source = renamed
+        note = f"text_config's model_type {model_type!r} is read as {name!r}, as transformers does"
+        return {**text, "model_type": name}, name, (f"{note}: {source}",)
+    inferred = inferred_family(text, model_type)
+    if inferred is None:
+        return text, model_type, ()
+    name, key, value = inferred
+    note = (
+        f"model_type {model_type!r} is in neither posenc_ref's family table nor transformers: "
+        f"the family {name!r} is inferred from {key} {value!r}, as serving engines resolve it"
+    )
+    return {**text, "model_type": name}, name, (note,)
+
+
+def inferred_family(config: Mapping[str, Any], model_type: str | None):
+    """``(row, the key it was inferred from, the class name)`` for an unknown model_type, or None.
+
+    Unknown: in neither posenc_ref's table nor the installed transformers.
+    """
+    if model_type in FAMILIES or model_type in installed_transformers()[1]:
+        return None
+    architectures = config.get("architectures")
+    names = [a for a in architectures if isinstance(a, str)] if isinstance(
+        architectures, list) else []  # fmt: skip
+    for name in names:
+        if name in ARCHITECTURES:
+            return ARCHITECTURES[name], "architectures", name
+    auto_map = config.get("auto_map")
+    for value in auto_map.values() if isinstance(auto_map, Mapping) else ():
+        klass = value.rsplit(".", 1)[-1] if isinstance(value, str) else None
+        if klass in ARCHITECTURES:
+            return ARCHITECTURES[klass], "auto_map", value
+    return None
+
+
+def language_of(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str | None, tuple]:
+    """``language_config`` and then :func:`text_renamed`: what both readers read."""
+    text, model_type = language_config(config)
+    return text_renamed(config, text, model_type)
 
 
 @cache
@@ -159,6 +249,12 @@ def find_family(
         raise NotImplementedError(
             f"{model_type}'s RoPE is not implemented by posenc_ref: {missing.feature}"
         )
+    needs = row.trait(NeedsFeature) if row is not None else None
+    if needs is not None and config.get(needs.key):
+        raise NotImplementedError(
+            f"{model_type}'s RoPE with {needs.key} is not implemented by posenc_ref: "
+            + needs.feature
+        )
     if row is None:
         if layout is None:
             raise unknown_family(model_type)
@@ -178,27 +274,34 @@ def find_family(
     for unread, what in NOT_IMPLEMENTED_KEYS.items():
         if config.get(unread) not in (None, False):
             raise NotImplementedError(f"{unread} ({what}) is not implemented by posenc_ref")
-    refuse_other_families_keys(config, row, key)
+    if FAMILIES.get(key) is None:
+        refuse_other_families_keys(config, row, key)
     return row, key
 
 
+def how_read(key: str) -> str:
+    """What ``key`` means to each family whose code reads it, in words."""
+    readers = keys_read_by().get(key, {})
+    return "; ".join(f"{', '.join(names)}: {meaning}" for meaning, names in readers.items())
+
+
 def refuse_other_families_keys(config: Mapping[str, Any], row: Family, model_type) -> None:
-    """A key some family's code reads but this family's does not: never silently ignored."""
+    """For a family not in the table (``layout=``): a key some family's code reads is refused.
+
+    posenc_ref cannot know whether such a family's code reads it. A family in the table ignores
+    the keys its code does not read, as transformers does (:mod:`posenc_ref.models._unread`).
+    """
     ignored = row.trait(Ignored)
     own = frozenset(row.keys()) | frozenset(ignored.why if ignored else ())
-    for key, readers in keys_read_by().items():
+    for key in keys_read_by():
         if key in own or config.get(key) in (None, False):
             continue
-        how = "; ".join(f"{', '.join(names)}: {meaning}" for meaning, names in readers.items())
         whose = f"{model_type!r}'s" if model_type else "this config's"
-        hint = ""
-        if FAMILIES.get(model_type) is None:
-            hint = (
-                " (model_type is not in the family table, so posenc_ref cannot know whether its "
-                "code reads it; if the model runs one of those families' code, give that "
-                "model_type)"
-            )
-        raise ValueError(f"{key} is read by {how}; not by {whose} code{hint}")
+        raise ValueError(
+            f"{key} is read by {how_read(key)}; not by {whose} code (model_type is not in the "
+            "family table, so posenc_ref cannot know whether its code reads it; if the model runs "
+            "one of those families' code, give that model_type)"
+        )
 
 
 def installed_transformers() -> tuple[str | None, set[str]]:

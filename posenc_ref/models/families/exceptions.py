@@ -15,6 +15,7 @@ from ..family import Family
 from ..traits import (
     Aliases,
     AlibiBias,
+    AlphaType,
     Clockwise,
     Conflicts,
     Defaults,
@@ -36,6 +37,7 @@ from ..traits import (
     ReadAs,
     RopeLayers,
     SwitchedBy,
+    Table,
     WrittenBack,
 )
 from .conventional import GEMMA3_THETA
@@ -127,6 +129,9 @@ _EVERY_4TH_FULL = LayerTypes(
 _SLIDING_PATTERN = LayerTypes(
     rules.pattern_types("sliding_window_pattern", 4), frozenset({"sliding_window_pattern"})
 )
+_GEMMA3_PATTERN = LayerTypes(
+    rules.pattern_types("sliding_window_pattern", 6), frozenset({"sliding_window_pattern"})
+)
 _LAYER_ROPE_THETA = frozenset({"layer_rope_theta"})
 _LLAMA_4_SCALING = QueryScaling(
     rotating=rules.llama_4_scaling,
@@ -151,9 +156,10 @@ EXCEPTIONS: dict[str, Family] = {
     "gemma3_text": Family(
         theta=GEMMA3_THETA,
         head_dim=256,
-        traits=(LocalBase("rope_local_base_freq"),),
+        traits=(LocalBase("rope_local_base_freq"), _GEMMA3_PATTERN),
         source="modeling_gemma3.py: one rotary table per layer type; configuration_gemma3.py "
-        "reads the older rope_theta + rope_local_base_freq",
+        "reads the older rope_theta + rope_local_base_freq, and sliding_window_pattern through "
+        "kwargs.get (every sixth layer full attention)",
     ),
     "phi3": Family(
         traits=(LegacyTypes({"su": "longrope", "yarn": "longrope"}),),
@@ -367,14 +373,16 @@ EXCEPTIONS: dict[str, Family] = {
     ),
     # --- a norm right after the rotation
     "hunyuan_v1_dense": Family(
-        traits=(NormAfter(),),
+        traits=(NormAfter(), AlphaType()),
         source="modeling_hunyuan_v1_dense.py: rotate_half, then query_layernorm / key_layernorm "
-        "(RMSNorm per head) on the rotated states",
+        "(RMSNorm per head) on the rotated states; a dynamic rope_scaling with alpha is the "
+        "static ntk_alpha",
     ),
     "hunyuan_v1_moe": Family(
-        traits=(NormAfter(),),
+        traits=(NormAfter(), AlphaType()),
         source="modeling_hunyuan_v1_moe.py: rotate_half, then query_layernorm / key_layernorm "
-        "(RMSNorm per head) on the rotated states",
+        "(RMSNorm per head) on the rotated states; a dynamic rope_scaling with alpha is the "
+        "static ntk_alpha",
     ),
     # --- the other direction
     "nanochat": Family(
@@ -434,9 +442,13 @@ EXCEPTIONS: dict[str, Family] = {
                        default="absolute", refused_elsewhere=False),
             OnlyDefault("modeling_esm.py computes its frequencies from rope_theta alone "
                         "(compute_default_rope_parameters)"),
+            # ESM-1b: positions from padding_idx + 1 (create_position_ids_from_input_ids), the
+            # table's max_position_embeddings rows counting those; EsmConfig has no pad default
+            Table(("max_position_embeddings", 1026), ("hidden_size", 768), offset=None,
+                  rows_hold_offset=True),
         ),
         source="modeling_esm.py: rotate_half on the whole head when position_embedding_type is "
-        "'rotary', learned absolute positions otherwise",
+        "'rotary', learned absolute positions (from padding_idx + 1) otherwise",
     ),  # fmt: skip
     "granitemoehybrid": Family(
         encoding="nope",
@@ -485,8 +497,12 @@ EXCEPTIONS: dict[str, Family] = {
     "minimax_m3_vl_text": Family(
         theta=5_000_000.0,
         head_dim=128,
-        traits=(Ignored({"rotary_dim": "a field of its config class that its modeling code never "
-                         "reads (the rotary width is int(head_dim * partial_rotary_factor))"}),),
+        traits=(
+            Ignored({"rotary_dim": "a field of its config class that its modeling code never "
+                     "reads (the rotary width is int(head_dim * partial_rotary_factor))"},
+                    compare={"rotary_dim": (None, "rotary_dim")}),
+            LayerTypes(rules.minimax_m3_types, frozenset({"sparse_attention_config"})),
+        ),
         source="modeling_minimax_m3_vl.py: rotate_half on int(head_dim * partial_rotary_factor) "
         "coordinates",
     ),  # fmt: skip

@@ -31,7 +31,9 @@ NOT_IMPLEMENTED_ROWS: dict[str, Family] = {
         "modeling_hunyuan_vl.py: HunYuanVLRotaryEmbedding.recomposition_frequencies",
     ),
     "mistral_large4_text": refused(
-        "learned scales of the inverse frequencies (LeRoPE) and a learned softmax scaling: the "
+        "learned scales of the inverse frequencies (LeRoPE: inv_freq * exp(alpha), alpha the "
+        "checkpoint tensor model.language_model.rotary_emb.alpha of qk_rope_head_dim / 2 values, "
+        "model.rotary_emb.alpha in a text-only model) and a learned softmax scaling: the "
         "frequencies depend on checkpoint weights, not only on the config",
         "modeling_mistral_large4.py: LeRoPE's learned scales of the frequencies",
     ),
@@ -45,5 +47,25 @@ NOT_IMPLEMENTED_ROWS: dict[str, Family] = {
         "pairs read interleaved and written in half order",
         "modeling_dots3_note.py: MLA with per-layer-type head widths",
     ),
+    # vision towers: a 2-D RoPE over the patch grid, not a 1-D one (layout= cannot stand in)
+    **{
+        vision: refused(
+            f"a vision encoder's 2-D (axial) RoPE over its patch grid: "
+            f"posenc_ref.axial.apply_axial_rope with scheme {scheme!r} rotates it (the RoPE on a "
+            "patch grid page derives it); the config reader does not read vision configs into a "
+            "scheme yet",
+            f"modeling_{folder}.py: the vision tower's rotary embedding over (height, width)",
+        )
+        for vision, scheme, folder in (
+            ("pixtral", "pixtral", "pixtral"),
+            ("qwen2_vl_vision", "qwen2_vl", "qwen2_vl"),
+            ("qwen2_5_vl_vision", "qwen2_5_vl", "qwen2_5_vl"),
+            ("qwen3_vl_vision", "qwen3_vl", "qwen3_vl"),
+            ("llama4_vision_model", "llama4", "llama4"),
+            ("mlcd_vision_model", "mlcd", "mlcd"),
+            ("sam2_vision_model", "sam2_video", "sam2"),
+            ("dinov3_vit", "dinov3_vit", "dinov3_vit"),
+        )
+    },
 }
 """``model_type`` -> the row of a RoPE family whose RoPE needs a feature posenc_ref lacks."""

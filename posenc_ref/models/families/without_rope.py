@@ -217,6 +217,19 @@ WITHOUT_ROPE: dict[str, Family] = {
         "its attention layers take no positional encoding; the Mamba layers carry order",
         AttentionLayers(rules.jamba_layers),
     ),
+    "vit": Family(
+        encoding="learned",
+        instead="a learned table of (image_size / patch_size)**2 + 1 patch positions (the class "
+        "token's first), added to the patch embeddings and interpolated for other resolutions: "
+        "learned 2-D patch positions",
+        source="modeling_vit.py: ViTEmbeddings.position_embeddings",
+    ),
+    "kimi_linear": nope(
+        "kimi_linear", "KimiMLAAttention splits off a qk_rope_head_dim part (k_rot) but applies no "
+        "rotation to it; the KDA layers are linear attention",
+        "Kimi Linear's MLA layers take no positional encoding (NoPE, the rope part unrotated); "
+        "its KDA (linear attention) layers carry order",
+    ),
     "mamba": nope("mamba", "state-space layers only, no attention", _STATE_SPACE, _SSM_LAYERS),
     "mamba2": nope("mamba2", "state-space layers only, no attention", _STATE_SPACE, _SSM_LAYERS),
     "falcon_mamba": nope(

@@ -1,0 +1,77 @@
+"""The model zoo's section on released configs, from the corpus test's committed results.
+
+``docs/models.md`` calls :func:`render` in a ``markdown-exec`` block: it reads
+``tests/data/real_configs_status.json`` (written by ``python -m tests.corpus --write`` and kept
+honest by ``tests/test_real_configs.py``, whose expected failures are strict) and returns HTML:
+the counts, one row per ``model_type`` with its files' verdicts, and every file that does not
+agree with the reason (for a refusal, the feature posenc_ref does not implement). Nothing is
+computed here.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from pathlib import Path
+
+STATUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "real_configs_status.json"
+
+# Column heads, in the order of the status file's verdicts.
+SHORT = {
+    "agrees": "agree",
+    "remote code, read from its public code": "remote code, read",
+    "refused": "refused",
+    "wrong": "wrong",
+    "transformers cannot build it": "cannot build",
+}
+
+
+def load(path: Path = STATUS) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _cell(text: str) -> str:
+    return f"<td>{html.escape(text)}</td>"
+
+
+def _why(reason: str) -> str:
+    """The reason without the harness's prefixes (the reading that failed, the exception type)."""
+    for prefix in ("dict: ", "refused: ", "NotImplementedError: ", "ValueError: "):
+        reason = reason.removeprefix(prefix)
+    return reason
+
+
+def render(status: dict | None = None) -> str:
+    """The section's HTML: counts, a table per model_type, the files that do not agree."""
+    status = load() if status is None else status
+    counts = status["counts"]
+    verdicts = [v for v in SHORT if v in counts]
+    head = ", ".join(f"<strong>{counts[v]}</strong> {html.escape(v)}" for v in verdicts)
+    parts = [
+        f"<p>{counts['files']} released <code>config.json</code> files, against transformers "
+        f"{html.escape(status['transformers'])}: {head}. Files in which <code>inspect</code> "
+        f"leaves a layer type unnamed: {counts.get('inspect leaves a layer type unnamed', 0)}.</p>",
+        '<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table><thead><tr>'
+        "<th>model_type</th>"
+        + "".join(f"<th>{html.escape(SHORT[v])}</th>" for v in verdicts)
+        + "</tr></thead><tbody>",
+    ]
+    for model_type, per in status["per_model_type"].items():
+        cells = "".join(_cell(str(per.get(v, "")) or "–") for v in verdicts)
+        parts.append(f"<tr><td><code>{html.escape(model_type)}</code></td>{cells}</tr>")
+    parts.append("</tbody></table></div></div>")
+    others = [(r["model_type"], r) for r in status["files"].values() if r["verdict"] != "agrees"]
+    if others:
+        seen: Counter = Counter()
+        parts.append("<p>Every file that does not agree, and why:</p><ul>")
+        for model_type, r in sorted(others, key=lambda x: (x[1]["verdict"], str(x[0]))):
+            seen[model_type] += 1
+            name = r.get("family") or r["file"]
+            parts.append(
+                f"<li><code>{html.escape(str(model_type))}</code> ({html.escape(name)}): "
+                f"<em>{html.escape(r['verdict'])}</em>: {html.escape(_why(r['reason'] or ''))}</li>"
+            )
+        parts.append("</ul>")
+    return "\n".join(parts)

@@ -1,0 +1,134 @@
+"""The second fuzz's bad input (issue 24, item 6), each judged against what transformers does.
+
+Silently wrong answers first, then false refusals, crashes and hangs, and unclear messages. Where
+transformers accepts a config, posenc_ref must read it as transformers does; where transformers
+refuses it, posenc_ref refuses it too, naming the key.
+"""
+
+import json
+import os
+
+import pytest
+
+from posenc_ref.__main__ import main
+from posenc_ref.models import layer_specs, rope_spec
+
+transformers = pytest.importorskip("transformers")
+
+GEMMA4 = {"model_type": "gemma4_text", "hidden_size": 256, "num_attention_heads": 2,
+          "head_dim": 256, "global_head_dim": 512, "num_hidden_layers": 2,
+          "layer_types": ["sliding_attention", "full_attention"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("override", [256, 384])
+def test_gemma4_per_layer_head_dim_wins_over_global_head_dim(override):
+    """Gemma4TextAttention takes the per_layer_config head_dim; global_head_dim only without one."""
+    from transformers.models.gemma4 import modeling_gemma4
+
+    config = {**GEMMA4, "per_layer_config": {"1": {"head_dim": override}}}
+    raw = dict(config)
+    hf = transformers.Gemma4TextConfig(**{k: v for k, v in raw.items() if k != "model_type"})
+    assert modeling_gemma4.Gemma4TextAttention(hf, 1).head_dim == override
+    assert rope_spec(config, layer_type="full_attention").head_dim == override
+    assert rope_spec(GEMMA4, layer_type="full_attention").head_dim == 512  # without an override
+
+
+def test_an_odd_mla_rope_part_is_refused_as_transformers_refuses_it():
+    """qk_rope_head_dim 63: transformers' validation wants an even rotary dimension."""
+    config = {"model_type": "deepseek_v3", "hidden_size": 256, "num_attention_heads": 4,
+              "qk_rope_head_dim": 63, "qk_nope_head_dim": 128}  # fmt: skip
+    with pytest.raises(Exception, match="even"):
+        transformers.DeepseekV3Config(**{k: v for k, v in config.items() if k != "model_type"})
+    with pytest.raises(ValueError, match="rotary width 63 is odd"):
+        rope_spec(config)
+
+
+@pytest.mark.parametrize("family", ["granite_swa", "muse_spark_text"])
+def test_layer_rope_theta_of_strings_is_refused_naming_the_key(family):
+    """The config class types it list[float | int]: strings are refused where the code reads it."""
+    config = {"model_type": family, "hidden_size": 256, "num_attention_heads": 2, "head_dim": 128,
+              "num_hidden_layers": 2, "layer_rope_theta": ["1e4", "1e4"]}  # fmt: skip
+    with pytest.raises(TypeError, match="layer_rope_theta must be a list of numbers"):
+        layer_specs(config)
+    # a family whose code never reads it ignores it, as transformers does, and says so
+    gemma3 = {**config, "model_type": "gemma3_text"}
+    assert any("layer_rope_theta" in n for s in layer_specs(gemma3) for n in s.notes)
+
+
+def test_layer_rope_theta_equal_to_the_default_base_is_read():
+    """GraniteSWA with layer_rope_theta [1e4, 1e4] and no rope_theta: transformers accepts it."""
+    config = {"model_type": "granite_swa", "hidden_size": 256, "num_attention_heads": 2,
+              "num_hidden_layers": 2, "layer_rope_theta": [10000.0, 10000.0]}  # fmt: skip
+    raw = {k: v for k, v in config.items() if k != "model_type"}
+    hf = transformers.AutoConfig.for_model("granite_swa", **raw)
+    assert hf.rope_parameters["rope_theta"] == 10000.0
+    assert [s.base for s in layer_specs(config)] == [10000.0, 10000.0]
+
+
+def test_integral_floats_where_integers_belong_are_read():
+    """JSON writers give 16384.0: transformers reads these rope_parameters entries as numbers."""
+    ministral = {"model_type": "ministral3", "hidden_size": 256, "num_attention_heads": 2,
+                 "head_dim": 128, "rope_parameters": {
+                     "rope_type": "default", "rope_theta": 1e6, "llama_4_scaling_beta": 0.1,
+                     "original_max_position_embeddings": 16384.0}}  # fmt: skip
+    assert rope_spec(ministral).query_scale.length == 16384
+    smollm3 = {"model_type": "smollm3", "hidden_size": 256, "num_attention_heads": 2,
+               "num_hidden_layers": 8, "no_rope_layer_interval": 4.0}  # fmt: skip
+    assert [s is None for s in layer_specs(smollm3)] == [False, False, False, True] * 2
+    llama4 = {"model_type": "llama4_text", "hidden_size": 256, "num_attention_heads": 2,
+              "head_dim": 128, "num_hidden_layers": 4, "floor_scale": 8192.0}  # fmt: skip
+    nope = next(s for s in layer_specs(llama4) if s is not None).nope_query_scale
+    assert nope.length == 8192
+
+
+def test_floor_scale_is_named_in_its_message():
+    llama4 = {"model_type": "llama4_text", "hidden_size": 256, "num_attention_heads": 2,
+              "head_dim": 128, "num_hidden_layers": 4, "floor_scale": -1}  # fmt: skip
+    with pytest.raises((TypeError, ValueError), match="floor_scale"):
+        layer_specs(llama4)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {**GEMMA4, "global_head_dim": 2**40},
+        {"model_type": "deepseek_v3", "hidden_size": 256, "num_attention_heads": 4,
+         "qk_rope_head_dim": 2**40, "qk_nope_head_dim": 128},
+        {"model_type": "llama", "head_dim": 2**40},
+    ],
+)  # fmt: skip
+def test_huge_widths_are_refused_before_any_table_is_built(config):
+    with pytest.raises(ValueError, match="at most 2\\*\\*20"):
+        layer_specs(config)
+
+
+def test_a_huge_layer_count_is_refused_not_built():
+    with pytest.raises(ValueError, match="num_hidden_layers must be at most"):
+        layer_specs({"model_type": "llama", "head_dim": 64, "num_hidden_layers": 10**12})
+
+
+def test_inspect_refuses_an_empty_argument_a_fifo_and_a_device(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "head_dim": 64}))
+    assert main(["inspect", ""]) == 2
+    assert "empty" in capsys.readouterr().err
+    fifo = tmp_path / "fifo" / "config.json"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    assert main(["inspect", str(fifo)]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    assert main(["inspect", str(zero)]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_cache_folder_spelling_is_not_a_model_id(tmp_path, monkeypatch, capsys):
+    """'org--name' is how the cache spells a folder; the Hub refuses '--' in ids."""
+    from posenc_ref._hub_cache import looks_like_model_id
+
+    assert looks_like_model_id("meta-llama/Llama-3.1-8B")
+    assert not looks_like_model_id("meta-llama--Llama-3.1-8B")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    assert main(["inspect", "meta-llama--Llama-3.1-8B"]) == 2
+    assert "no such file" in capsys.readouterr().err

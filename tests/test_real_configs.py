@@ -1,0 +1,131 @@
+"""Every released config of ``../shared/real_configs/``, against its family's own code.
+
+Each file is read as people download it. transformers builds its config object and its text
+model, tiny and random, with every RoPE value as released; ``RotaryEmbedding.from_hf_config``
+reads the dict and, separately, the config object, and must rotate the model's queries and keys
+as its code does, within the float32-angle bound, at positions inside the original context, at
+its edge and up to four times past it, in every layer; ``python -m posenc_ref inspect FILE``
+must exit 0 and name every layer type (``tests/corpus``).
+
+Files that do not pass today are expected failures (strict: a fix shows up as a failure until
+``python -m tests.corpus --write`` records it), each with its committed reason from
+``tests/data/real_configs_status.json``. A file whose outcome changes in any other way fails.
+The folder is data taken from public repositories: it stays beside the checkout, in
+``../shared``, and the tests skip where it is absent.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import build, check, status
+
+pytestmark = pytest.mark.peers
+
+FILES = build.files()
+ABSENT = f"the released configs are not beside the checkout ({build.FOLDER} is absent)"
+STATUS = status.load() if os.path.exists(status.FILE) else {"files": {}}
+
+
+# A remote-code file read by a row proven in tests/test_remote_families.py passes too.
+PASSING = ("agrees", check.REMOTE)
+
+
+class KnownFailure(Exception):
+    """The file fails exactly as the status table says (the expected failure)."""
+
+
+GENERIC = {"config", "pytorch", "src", "tokenizer"}  # path parts that name no model
+
+
+def _id(path: Path) -> str:
+    parts = [p for p in path.name.removesuffix(".json").split("__") if p not in GENERIC]
+    return parts[-1].removesuffix("_config")
+
+
+def _params() -> list:
+    if not FILES:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=ABSENT), id="absent")]
+    seen: dict[str, int] = {}
+    out = []
+    for path in FILES:
+        name = _id(path)
+        seen[name] = seen.get(name, 0) + 1
+        name = name if seen[name] == 1 else f"{name}-{seen[name]}"
+        row = STATUS["files"].get(path.name)
+        marks = []
+        if row is not None and (row["verdict"] not in PASSING or row["failed"]):
+            reason = f"{row['verdict']}: {row['reason']}"
+            marks.append(pytest.mark.xfail(strict=True, raises=KnownFailure, reason=reason))
+        out.append(pytest.param(path, marks=marks, id=name))
+    return out
+
+
+@pytest.fixture(scope="module")
+def quiet():
+    """Quiet transformers, one thread (tiny matrices), as in the sweep."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    transformers.logging.set_verbosity_error()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("path", _params())
+def test_released_config(path, quiet):
+    """The file agrees (dict and config object, every layer, inside and 4x past the context)."""
+    record = check.check_file(path)
+    row = STATUS["files"].get(path.name)
+    assert row is not None, f"{path.name} has no row: python -m tests.corpus --write"
+    got = {"verdict": record["verdict"], "failed": record["failed"]}
+    committed = {"verdict": row["verdict"], "failed": row["failed"]}
+    assert got == committed, (
+        f"the outcome changed (python -m tests.corpus --write records it): "
+        f"{json.dumps(record, indent=1, default=str)[:3000]}"
+    )
+    if record["verdict"] not in PASSING or record["failed"]:
+        raise KnownFailure(record["reason"])
+    if record.get("ratio") is not None:
+        assert record["ratio"] <= 1.0
+
+
+@pytest.mark.skipif(not FILES, reason=ABSENT)
+def test_the_status_table_has_one_row_per_file():
+    assert sorted(STATUS["files"]) == sorted(p.name for p in FILES)
+    counts = STATUS["counts"]
+    assert counts["files"] == len(FILES) == sum(counts[v] for v in status.VERDICTS)
+
+
+@pytest.mark.skipif(not FILES, reason=ABSENT)
+def test_a_wrong_reading_is_caught(quiet):
+    """The check can fail: the same file with another base is wrong, in every layer."""
+    from tests.hf_sweep import sweep
+
+    path = next(p for p in FILES if "Llama-2-7b-hf" in p.name)
+    raw = build.load(path)
+    case = check.run_model(build.resolve(raw))
+    assert max(sweep.agreement(case, raw)["ratio"].values()) <= 1.0
+    other = dict(raw, rope_theta=raw["rope_theta"] * 1.01)
+    assert min(sweep.agreement(case, other)["ratio"].values()) > 10
+
+
+@pytest.mark.skipif(not FILES, reason=ABSENT)
+def test_inspect_on_the_command_line():
+    """``python -m posenc_ref inspect FILE`` itself (the test above calls its ``main``)."""
+    path = next(p for p in FILES if "Meta-Llama-3.1-8B_config" in p.name)
+    done = subprocess.run(
+        [sys.executable, "-m", "posenc_ref", "inspect", str(path)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])),
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rope_type 'llama3', base 500000" in done.stdout
