@@ -390,6 +390,7 @@ def _add_vectors(commands: argparse._SubParsersAction) -> None:
         help="pair layout, for a model_type posenc_ref does not know",
     )
     vectors.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    cli.add_json(vectors)
 
 
 def _add_verify(commands: argparse._SubParsersAction) -> None:
@@ -410,6 +411,7 @@ def _add_verify(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="accept outputs for only some of the cases (default: a missing case fails)",
     )
+    cli.add_json(verify)
 
 
 def _vectors(args: argparse.Namespace) -> int:
@@ -428,6 +430,9 @@ def _vectors(args: argparse.Namespace) -> int:
         path = write_vectors(args.output, tensors, metadata)
     except OSError as error:
         raise _Refused(f"cannot write {args.output}: {error}") from error
+    if args.json:
+        print(cli.vectors_json(path, tensors, metadata))
+        return 0
     print(
         _wrap(
             f"wrote {path}: {len(metadata['cases'])} cases, {len(tensors)} tensors, format "
@@ -451,14 +456,17 @@ def _vectors(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .testing import verify_outputs
+    from .testing._vectors import verify_details
 
     try:
-        agrees, report = verify_outputs(
+        agrees, report, cases = verify_details(
             args.vectors, args.outputs, allow_missing=args.allow_missing
         )
     except (OSError, ValueError) as error:
         raise _Refused(_message(error)) from error
+    if args.json:
+        print(cli.verify_json(args.vectors, args.outputs, agrees, report, cases))
+        return 0 if agrees else EXIT_DISAGREES
     verdict, _, details = report.partition("\n\n")
     print(verdict)  # the verdict and one line per case, unwrapped: grep-able
     if details:

@@ -7,6 +7,7 @@ torch function can be slow, and timing is the benchmarks' business, not the test
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -24,6 +25,7 @@ settings.load_profile(
 )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     """Keep each test file on one pytest-xdist worker, and the whole site on one.
 
@@ -31,8 +33,6 @@ def pytest_collection_modifyitems(config, items):
     (a sweep of transformers' families, a ggml build, a model's logits) that would otherwise be
     built once per worker; the site tests share one strict build and one browser.
     """
-    import pytest
-
     for item in items:
         path = item.path.relative_to(config.rootpath).as_posix()
         group = "site" if path.startswith("tests/site/") else path

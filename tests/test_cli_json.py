@@ -357,3 +357,50 @@ def test_compare_on_corpus_neighbours_answers_or_refuses_in_one_line(capsys, val
         validator.validate(json.loads(out))
         compared += 1
     assert compared >= 10
+
+
+def test_vectors_and_verify_json_validate_and_say_each_case(tmp_path, capsys, validator):
+    """``vectors --json`` lists what it wrote; ``verify --json`` gives each case's status.
+
+    The outputs are the reference module's (every case agrees), then the same file with the
+    first case dropped (that case missing: exit 1 without --allow-missing, 0 with it).
+    """
+    from posenc_ref import RotaryEmbedding
+    from posenc_ref.models import released_config
+    from posenc_ref.testing import read_vectors, write_vectors
+
+    config = released_config("Llama 3.1")
+    write(tmp_path / "config.json", config)
+    out = run_json(capsys, "vectors", str(tmp_path / "config.json"), "-o", str(tmp_path / "v.npz"))
+    validator.validate(out)
+    assert out["groups"]["rope"]["base"] == config["rope_theta"]
+    assert (out["groups"]["rope"]["layout"], out["groups"]["rope"]["rope_type"]) == (
+        "half",
+        "llama3",
+    )
+    tensors, metadata = read_vectors(tmp_path / "v.npz")
+    assert [c["name"] for c in out["cases"]] == [c["name"] for c in metadata["cases"]]
+    module = RotaryEmbedding.from_hf_config(config)
+    outputs = {}
+    for case in metadata["cases"]:
+        c = case["name"]
+        q, k = module(tensors[f"{c}/q"], tensors[f"{c}/k"], tensors[f"{c}/positions"])
+        outputs[f"{c}/q_rot"], outputs[f"{c}/k_rot"] = q, k
+    write_vectors(tmp_path / "mine.npz", outputs, {})
+    out = run_json(capsys, "verify", str(tmp_path / "v.npz"), str(tmp_path / "mine.npz"))
+    validator.validate(out)
+    assert out["agrees"] and {c["status"] for c in out["cases"]} == {"agrees"}
+    assert all(c["error_over_tolerance"] <= 1 for c in out["cases"])
+    first = metadata["cases"][0]["name"]
+    partial = {n: t for n, t in outputs.items() if not n.startswith(first + "/")}
+    write_vectors(tmp_path / "some.npz", partial, {})
+    status = main(["verify", str(tmp_path / "v.npz"), str(tmp_path / "some.npz"), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    validator.validate(out)
+    assert status == 1 and not out["agrees"]
+    assert [c["name"] for c in out["cases"] if c["status"] == "missing"] == [first]
+    assert out["cases"][0]["error_over_tolerance"] is None
+    out = run_json(
+        capsys, "verify", str(tmp_path / "v.npz"), str(tmp_path / "some.npz"), "--allow-missing"
+    )
+    assert out["agrees"]

@@ -188,3 +188,44 @@ def compare(args: argparse.Namespace, read: Reader) -> int:
         if not args.json:
             print(f"\nfigure written to {written}" if written else "\nno figure: nothing to draw")
     return 0
+
+
+# --------------------------------------------------------------------------- vectors, verify
+
+
+def vectors_json(path: Path, tensors: dict, metadata: dict) -> str:
+    """``vectors --json``: the file written, its cases and what each group of cases rotates."""
+    keep = ("base", "layout", "head_dim", "rotary_dim", "rope_type", "mrope_section")
+    return dumps(
+        envelope(
+            "vectors",
+            file=str(path),
+            format=metadata["format"],
+            version=metadata["version"],
+            sha256=metadata["sha256"],
+            tensors=len(tensors),
+            groups={
+                group: {key: rope.get(key) for key in keep}
+                for group, rope in metadata["groups"].items()
+            },
+            cases=[
+                {key: case[key] for key in ("name", "group", "window", "first", "last")}
+                for case in metadata["cases"]
+            ],
+        )
+    )
+
+
+def verify_json(vectors: str, outputs: str, agrees: bool, report: str, cases: list) -> str:
+    """``verify --json``: the verdict, one entry per case, and the text report."""
+    return dumps(
+        envelope(
+            "verify",
+            vectors=str(vectors),
+            outputs=str(outputs),
+            agrees=agrees,
+            verdict=report.splitlines()[0],
+            cases=cases,
+            report=report,
+        )
+    )

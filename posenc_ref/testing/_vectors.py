@@ -484,6 +484,19 @@ def verify_outputs(
     FileNotFoundError, VectorsFileError
         A file that is missing, or breaks the format (the message names file and field).
     """
+    agrees, report, _ = verify_details(vectors, outputs, allow_missing=allow_missing)
+    return agrees, report
+
+
+def verify_details(
+    vectors: str | Path, outputs: str | Path, *, allow_missing: bool = False
+) -> tuple[bool, str, list[dict]]:
+    """:func:`verify_outputs`, and one entry per case for ``verify --json``.
+
+    Each entry holds the case's ``name``, ``group``, first and last ``positions``, its largest
+    ``error_over_tolerance`` (``None`` when missing) and its ``status`` (``"agrees"``,
+    ``"disagrees"`` or ``"missing"``).
+    """
     from ._report import rope_report
     from ._rope import rope_subject
 
@@ -537,4 +550,16 @@ def verify_outputs(
         title = "" if group == "rope" else f" (layer type {group!r})"
         lines += ["", f"Report{title}, as assert_rope_equal gives it:"]
         lines.append(rope_report(rope_subject(reference), [c for c, _ in entries], options))
-    return agrees, "\n".join(lines)
+    results = [
+        {
+            "name": c["name"],
+            "group": c["group"],
+            "positions": [c["first"], c["last"]],
+            "error_over_tolerance": worst.get(c["name"]),
+            "status": "missing"
+            if c["name"] not in worst
+            else ("agrees" if worst[c["name"]] <= 1 else "disagrees"),
+        }
+        for c in cases
+    ]
+    return agrees, "\n".join(lines), results
