@@ -17,7 +17,7 @@ build: $(STAMP) $(MATHJAX)
 	$(BIN)/mkdocs build --strict
 
 test: $(STAMP) $(MATHJAX) lint
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto
 
 # actionlint checks every workflow in .github/workflows/ (and their run: scripts with shellcheck
 # when it is installed), so a broken workflow fails here before it fails on GitHub.

@@ -25,15 +25,20 @@ settings.load_profile(
 )
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items):
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without xdist
+def pytest_xdist_make_scheduler(config, log):
     """Keep each test file on one pytest-xdist worker, and the whole site on one.
 
-    ``make test`` runs ``-n auto --dist loadgroup``. A file's tests share module-scoped fixtures
-    (a sweep of transformers' families, a ggml build, a model's logits) that would otherwise be
-    built once per worker; the site tests share one strict build and one browser.
+    ``make test`` runs ``-n auto``. A file's tests share module-scoped fixtures (a sweep of
+    transformers' families, a ggml build, a model's logits) that would otherwise be built once per
+    worker; the site tests share one strict build and one browser. (xdist's own ``loadgroup``
+    does not group anything under pytest 9.2, so the grouping is this scheduler's.)
     """
-    for item in items:
-        path = item.path.relative_to(config.rootpath).as_posix()
-        group = "site" if path.startswith("tests/site/") else path
-        item.add_marker(pytest.mark.xdist_group(group))
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FilesAndSite(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "tests/site" if path.startswith("tests/site/") else path
+
+    return FilesAndSite(config, log)
