@@ -199,17 +199,16 @@ def test_mrope_functions_are_driven_with_image_positions_and_pass(reference):
 @pytest.mark.parametrize(
     "reference, changes, title",
     [
+        # A module cannot hold Qwen3-VL's sections reordered, nor Qwen2-VL's [16, 24, 24] dealt
+        # round-robin (height and width would outnumber time): section order on Qwen3-VL is
+        # named by test_rows_in_the_wrong_order_are_named, on rows swapped by the function.
         (QWEN2_VL, {"mrope_section": [24, 24, 16]}, "M-RoPE sections in the wrong order"),
-        (QWEN3_VL, {"mrope_section": [20, 20, 24]}, "M-RoPE sections in the wrong order"),
         (QWEN3_VL, {"mrope_assignment": "consecutive"},
          "consecutive sections instead of interleaved ones"),
-        (QWEN2_VL, {"mrope_assignment": "interleaved"},
-         "interleaved sections instead of consecutive ones"),
         (QWEN2_VL, {"layout": "interleaved"}, "the other pair layout"),
         (QWEN3_VL, {"layout": "interleaved"}, "the other pair layout"),
     ],
-    ids=["section order qwen2", "section order qwen3", "consecutive", "interleaved",
-         "gpt-j pairs qwen2", "gpt-j pairs qwen3"],
+    ids=["section order qwen2", "consecutive", "gpt-j pairs qwen2", "gpt-j pairs qwen3"],
 )  # fmt: skip
 def test_mrope_bugs_are_named(reference, changes, title):
     assert named(mrope_module(reference, **changes), reference)[:1] == [title]

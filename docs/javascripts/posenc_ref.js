@@ -213,8 +213,8 @@
     checkInt("original_max_len", original_max_len, 1);
     checkPositive("beta_fast", betaFast);
     checkPositive("beta_slow", betaSlow);
-    if (!(betaFast > betaSlow)) {
-      throw new Error(`beta_fast must be > beta_slow (32 and 1 in the paper), got beta_fast=${pyFloat(betaFast)}, beta_slow=${pyFloat(betaSlow)}`);
+    if (betaFast < betaSlow) { // equal is a step, as in the package (Kimi K2 releases 1 and 1)
+      throw new Error(`beta_fast must be >= beta_slow (32 and 1 in the paper), got beta_fast=${pyFloat(betaFast)}, beta_slow=${pyFloat(betaSlow)}`);
     }
     checkBool("truncate", truncate);
     let attention = params.attention_factor ?? null;
