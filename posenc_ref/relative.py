@@ -314,6 +314,20 @@ def _distance_bias(
     return bias.to(dtype).expand(num_heads, -1, -1).contiguous()
 
 
+def _kerple_params(
+    r1: object, r2: object, device: object, r2_maximum: float | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.device]:
+    """KERPLE's two per-head parameters checked, as ``(heads, 1, 1)`` float64 on ``device``."""
+    r1 = _check_head_params("r1", r1).to(torch.float64)
+    r2 = _check_head_params("r2", r2, maximum=r2_maximum).to(torch.float64)
+    if r1.shape != r2.shape:
+        raise ValueError(
+            f"r1 and r2 must have the same shape, got {tuple(r1.shape)} and {tuple(r2.shape)}"
+        )
+    device = check_device(device)
+    return r1.to(device)[:, None, None], r2.to(device)[:, None, None], device
+
+
 def kerple_log_bias(
     r1: torch.Tensor,
     r2: torch.Tensor,
@@ -353,14 +367,7 @@ def kerple_log_bias(
     torch.Tensor
         ``(heads, query_len, key_len)``.
     """
-    r1 = _check_head_params("r1", r1).to(torch.float64)
-    r2 = _check_head_params("r2", r2).to(torch.float64)
-    if r1.shape != r2.shape:
-        raise ValueError(
-            f"r1 and r2 must have the same shape, got {tuple(r1.shape)} and {tuple(r2.shape)}"
-        )
-    device = check_device(device)
-    r1, r2 = r1.to(device)[:, None, None], r2.to(device)[:, None, None]
+    r1, r2, device = _kerple_params(r1, r2, device)
     return _distance_bias(
         lambda k: -r1 * torch.log1p(r2 * k), r1.shape[0], query_len, key_len, causal, device, dtype
     )
@@ -397,14 +404,7 @@ def kerple_power_bias(
     torch.Tensor
         ``(heads, query_len, key_len)``.
     """
-    r1 = _check_head_params("r1", r1).to(torch.float64)
-    r2 = _check_head_params("r2", r2, maximum=2.0).to(torch.float64)
-    if r1.shape != r2.shape:
-        raise ValueError(
-            f"r1 and r2 must have the same shape, got {tuple(r1.shape)} and {tuple(r2.shape)}"
-        )
-    device = check_device(device)
-    r1, r2 = r1.to(device)[:, None, None], r2.to(device)[:, None, None]
+    r1, r2, device = _kerple_params(r1, r2, device, r2_maximum=2.0)
     return _distance_bias(
         lambda k: -r1 * k.pow(r2), r1.shape[0], query_len, key_len, causal, device, dtype
     )
