@@ -122,6 +122,15 @@ def _add_inspect(commands: argparse._SubParsersAction) -> None:
     inspect.add_argument(
         "--all-pairs", action="store_true", help="list every pair (default: at most 16 rows)"
     )
+    inspect.add_argument(
+        "--lerope-alpha",
+        metavar="FILE",
+        help="Mistral Large 4 only: its learned frequency scales (LeRoPE), which the checkpoint "
+        "holds and config.json does not. Give the checkpoint's folder or one .safetensors "
+        "shard (the tensor lerope.alpha or model.language_model.rotary_emb.alpha is found by "
+        "the index or the headers; only its bytes are read), or the values alone in a .npy, "
+        ".pt or .json file",
+    )
     cli.add_inspect_flags(inspect)
 
 
@@ -134,7 +143,8 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.where:
         raise _Refused("--where filters the rows of --cache; add --cache, or leave --where out")
     plot = _plot_target(args.plot) if args.plot else None  # refuse a bad target before printing
-    path, encoding = _read(args.config, args.layer_type, args.layout)
+    alpha = _lerope_alpha(args.lerope_alpha) if args.lerope_alpha is not None else None
+    path, encoding = _read(args.config, args.layer_type, args.layout, alpha)
     if args.json:
         print(cli.inspect_json(args.config, path, encoding))
         if plot is not None and encoding.kind == "rope":
@@ -158,25 +168,40 @@ def _inspect_cache(args: argparse.Namespace) -> int:
         raise _Refused(f"--cache reads every cached model: leave out {args.config}")
     if args.config is None and not args.cache:
         raise _Refused("give a CONFIG (a config.json, a folder or a model id), or --cache")
-    if args.plot or args.layer_type:
-        raise _Refused("--plot and --layer-type apply to one CONFIG, not to --cache")
+    if args.plot or args.layer_type or args.lerope_alpha:
+        raise _Refused(
+            "--plot, --layer-type and --lerope-alpha apply to one CONFIG, not to --cache"
+        )
     try:
         return cli.inspect_cache(args, lambda path: _read(str(path), None, args.layout)[1])
     except ValueError as error:  # a --where the filter cannot read
         raise _Refused(str(error)) from error
 
 
-def _read(argument: str, layer_type: str | None, layout: str | None):
+def _read(argument: str, layer_type: str | None, layout: str | None, lerope_alpha=None):
     """``(path, encoding)`` of a file, a folder or a cached model id, or ``_Refused``."""
     path = _locate(argument)
-    return path, _encoding(_read_config(path), layer_type, layout)
+    return path, _encoding(_read_config(path), layer_type, layout, lerope_alpha)
 
 
-def _encoding(config: dict, layer_type: str | None, layout: str | None):
+def _lerope_alpha(argument: str):
+    """The values ``--lerope-alpha`` names (a checkpoint folder, a shard, a small file)."""
+    from .cli._checkpoint import CheckpointError, read_checkpoint_tensor
+
+    try:
+        values, _ = read_checkpoint_tensor(argument)
+    except CheckpointError as error:
+        raise _Refused(str(error)) from error
+    return values
+
+
+def _encoding(config: dict, layer_type: str | None, layout: str | None, lerope_alpha=None):
     from .encodings import positional_encoding
 
     try:
-        return positional_encoding(config, layer_type=layer_type, layout=layout)
+        return positional_encoding(
+            config, layer_type=layer_type, layout=layout, lerope_alpha=lerope_alpha
+        )
     except NotImplementedError as error:
         raise _Refused(f"config not supported: {error}") from error
     except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as error:

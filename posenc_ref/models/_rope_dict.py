@@ -252,8 +252,21 @@ def dict_of_layer_type(
     return chosen, layer_type
 
 
+# per_layer_config keys that change no layer's RoPE: the window a layer attends over, the widths
+# of its values and latents, its MLP (NeoMME alternates sliding windows within a layer type;
+# dots3_note's sliding layers have their own key/value heads and latent ranks)
+NOT_ROPE = frozenset({"sliding_window", "num_key_value_heads", "q_lora_rank", "kv_lora_rank",
+                      "v_head_dim", "intermediate_size", "moe_intermediate_size",
+                      "num_experts", "n_routed_experts", "num_experts_per_tok", "mlp_bias",
+                      "attention_bias", "attention_dropout"})  # fmt: skip
+
+
 def layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[str, Any]:
-    """The per_layer_config of transformers (layer index -> keys it overrides), for a type."""
+    """The per_layer_config of transformers (layer index -> keys it overrides), for a type.
+
+    Layers of one type may differ in keys that change no RoPE (:data:`NOT_ROPE`); in any other
+    key they must agree, since posenc_ref reads one RoPE per layer type.
+    """
     per_layer = config.get("per_layer_config")
     if not per_layer:
         return {}
@@ -262,7 +275,7 @@ def layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[s
             f"per_layer_config must be a dict of layer index -> keys, got {shown(per_layer)}"
         )
     types = config.get("layer_types")
-    found: list[dict[str, Any]] = []
+    found: dict[int, dict[str, Any]] = {}
     for index, overrides in per_layer.items():
         try:
             layer = int(index)
@@ -277,15 +290,19 @@ def layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[s
                 f"per_layer_config names layer {layer}, which layer_types does not have"
             )
         if types[layer] == layer_type:
-            found.append(dict(overrides))
-    if not found:
+            found[layer] = {k: v for k, v in overrides.items() if k not in NOT_ROPE}
+    if not any(found.values()):
         return {}
-    if any(f != found[0] for f in found) or len(found) != list(types).count(layer_type):
+    layers = [i for i, t in enumerate(types) if t == layer_type]
+    first = found.get(layers[0], {})
+    differ = next((i for i in layers if found.get(i, {}) != first), None)
+    if differ is not None:
         raise ValueError(
-            f"per_layer_config gives the {layer_type!r} layers different values; posenc_ref reads "
-            "one RoPE per layer type"
+            f"per_layer_config gives the {layer_type!r} layers different values (layer "
+            f"{layers[0]}: {shown(first)}, layer {differ}: {shown(found.get(differ, {}))}); "
+            "posenc_ref reads one RoPE per layer type"
         )
-    return found[0]
+    return first
 
 
 # --------------------------------------------------------------------------- type and base

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..query_scale import QueryScale
-from ._config import MAX_WIDTH, bounded_int, given, is_number, length
+from ._config import MAX_WIDTH, bounded_int, given, is_number, layer_count, length
 
 
 def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -328,3 +328,91 @@ def decilm_attention_layers(config: Mapping[str, Any], count: int | None) -> lis
             raise TypeError(f"block_configs[{i}]['attention'] must be a dict, got {attention!r}")
         rotates.append(not (attention.get("no_op") or attention.get("replace_with_linear")))
     return rotates
+
+
+# dots3_note's sliding-window layers when the config gives no swa_* key
+# (configuration_dots3_note.py: Dots3NoteTextConfig.__post_init__)
+DOTS3_SLIDING = {"num_attention_heads": 64, "num_key_value_heads": 64, "q_lora_rank": 1024,
+                 "kv_lora_rank": 1024, "head_dim": 256, "qk_nope_head_dim": 192,
+                 "v_head_dim": 128}  # fmt: skip
+DOTS3_KEYS = frozenset(
+    {f"swa_{key}" for key in (*DOTS3_SLIDING, "qk_rope_head_dim", "rope_theta")}
+    | {"use_dsa", "use_sliding_window"}
+)
+
+
+def dots3_note_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """dots3_note's config as its class stores it: per-layer-type MLA widths and RoPE.
+
+    ``Dots3NoteTextConfig.__post_init__`` builds ``layer_types`` (DSA layers ``indexed_attention``,
+    called ``full_attention`` by legacy checkpoints; ``sliding_attention`` except for the first
+    two layers and every fourth from layer 1), turns the ``swa_*`` keys into a
+    ``per_layer_config`` of the sliding layers (unless the config gives one), and
+    ``convert_rope_params_to_dict`` gives each layer type a RoPE dict (the sliding layers' base
+    ``swa_rope_theta``) whose ``partial_rotary_factor`` it sets to that type's
+    ``qk_rope_head_dim / head_dim``, whatever the file says.
+    """
+    out = dict(config)
+    given_per_layer = "per_layer_config" in out
+    use_dsa = out.pop("use_dsa", None if given_per_layer else True)
+    use_sliding = out.pop("use_sliding_window", True)
+    count = layer_count(out) or 46  # the class's default
+    types = out.get("layer_types")
+    if types is None:
+        full = "full_attention" if use_dsa is False else "indexed_attention"
+        types = [full if not use_sliding or i < 2 or i % 4 == 1 else "sliding_attention"
+                 for i in range(count)]  # fmt: skip
+    elif not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {types!r:.80}")
+    if use_dsa is not None:
+        old, new = ("full_attention", "indexed_attention")[:: 1 if use_dsa else -1]
+        types = [new if t == old else t for t in types]
+    out["layer_types"] = list(types)
+    sliding = {key: out.pop(f"swa_{key}", value) for key, value in DOTS3_SLIDING.items()}
+    sliding["qk_rope_head_dim"] = out.pop(
+        "swa_qk_rope_head_dim",
+        length("swa_head_dim", sliding["head_dim"])
+        - length("swa_qk_nope_head_dim", sliding["qk_nope_head_dim"]),
+    )
+    if not given_per_layer:
+        out["per_layer_config"] = {
+            i: dict(sliding) for i, t in enumerate(types) if t == "sliding_attention"
+        }
+    out["rope_parameters"] = dots3_rope(out, types)
+    return out
+
+
+def dots3_rope(out: dict[str, Any], types: list[str]) -> dict[str, Any]:
+    """One RoPE dict per layer type, its partial factor the type's rope part over its head."""
+    swa_theta = out.pop("swa_rope_theta", 50_000.0)
+    theta = out.pop("rope_theta", 80_000_000.0)
+    out.pop("partial_rotary_factor", None)  # set per type below, as the class does
+    rope = out.get("rope_parameters")
+    if rope is None:
+        rope = out.pop("rope_scaling", None) or {
+            t: {"rope_type": "default", "rope_theta": swa_theta if t == "sliding_attention"
+                else theta} for t in dict.fromkeys(types)
+        }  # fmt: skip
+    if not isinstance(rope, Mapping):
+        raise TypeError(f"rope_parameters must be a dict or null, got {rope!r:.80}")
+    nested = bool(rope) and all(k in types and isinstance(v, Mapping) for k, v in rope.items())
+    rope = {
+        t: dict(rope[t] if nested else rope) for t in (rope if nested else dict.fromkeys(types))
+    }
+    per_layer = out.get("per_layer_config") or {}
+    if not isinstance(per_layer, Mapping):
+        raise TypeError(
+            f"per_layer_config must be a dict of layer index -> keys, got {per_layer!r:.80}"
+        )
+    # to_dict() writes the keys as "01": the layer reads the entry of its index
+    by_index = {int(i): v for i, v in per_layer.items() if str(i).strip().isdigit()}
+    for layer_type, params in rope.items():
+        params.setdefault("rope_theta", theta)
+        own = by_index.get(types.index(layer_type), {}) if layer_type in types else {}
+        own = own if isinstance(own, Mapping) else {}
+        part = own.get("qk_rope_head_dim", out.get("qk_rope_head_dim", 64))
+        head = own.get("head_dim", out.get("head_dim", 256))
+        params["partial_rotary_factor"] = length("qk_rope_head_dim", part) / length(
+            "head_dim", head
+        )
+    return rope

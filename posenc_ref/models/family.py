@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ._config import layer_count, lookup
-from .traits import Aliases, Defaults, Ignored, LayerTypes, Mla, Trait
+from .traits import Aliases, ConfigClass, Defaults, Ignored, LayerTypes, Mla, Trait
 
 __all__ = ["Family", "ENCODINGS"]
 
@@ -131,7 +131,8 @@ class Family:
 
     def resolve(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The config with the family's names mapped to the standard ones and defaults filled."""
-        out = dict(config)
+        rewrite = self.trait(ConfigClass)
+        out = rewrite.rule(config) if rewrite is not None else dict(config)
         ignored = self.trait(Ignored)
         for key in ignored.why if ignored else ():
             out.pop(key, None)  # the config class never reads it (a note says so)
