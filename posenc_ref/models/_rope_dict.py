@@ -17,6 +17,7 @@ from .family import Family
 from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
 from .traits import (
     AlphaType,
+    BaseRatio,
     Conflicts,
     FixedBase,
     LegacyKeys,
@@ -350,6 +351,9 @@ def base_of(
                 f"rope_theta (got {shown(rope['rope_theta'])})"
             )
         rope["rope_theta"] = fixed.base
+    ratio = family.trait(BaseRatio)
+    if ratio is not None:  # GLM-4's rope_ratio: the code's base times the factor
+        rope["rope_theta"] = real("rope_theta", rope["rope_theta"]) * ratio.rule(config)
     base = real("rope_theta", rope["rope_theta"])
     if base <= 1:
         raise ValueError(f"rope_theta must be > 1, got {base!r}")

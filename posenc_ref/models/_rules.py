@@ -416,3 +416,40 @@ def dots3_rope(out: dict[str, Any], types: list[str]) -> dict[str, Any]:
             "head_dim", head
         )
     return rope
+
+
+# GLM-4's tokenizer: the chatglm checkpoints with this vocabulary run GLM-4's modeling_chatglm.py
+GLM4_VOCABULARY = 151552
+CHATGLM_RATIO_SOURCES = (
+    "THUDM/glm-4-9b-chat modeling_chatglm.py (RotaryEmbedding.forward_impl: base = base * "
+    "self.rope_ratio; read in aifunny/Hate-Detection chuli/glm4更新包/modeling_chatglm.py "
+    "@ 4f5fc7d1, and in the glm-4-9b and glm-4-9b-chat-1m copies beside it)"
+)
+
+
+def chatglm_rope_ratio(config: Mapping[str, Any]) -> float:
+    """ChatGLM's ``rope_ratio``: the factor on the base 10000, where the config says whose code.
+
+    Two revisions of THUDM's remote code read the same key differently: GLM-4's (every chatglm
+    checkpoint with GLM-4's vocabulary of 151552 tokens) multiplies the base by it, as does
+    chatglm3-6b-32k's (vLLM's chatglm.py cites it); chatglm2-6b-32k's divides the positions by
+    it (position interpolation). A ChatGLM2/3 config (vocabulary 65024) does not say which of
+    these its checkpoint ships, so a ratio other than 1 there is refused, naming both.
+    """
+    ratio = config.get("rope_ratio")
+    if ratio is None:
+        return 1.0
+    if isinstance(ratio, bool) or not is_number(ratio) or not 0 < float(ratio) < math.inf:
+        raise ValueError(f"rope_ratio must be a finite number > 0, got {ratio!r:.80}")
+    if float(ratio) == 1.0 or config.get("padded_vocab_size") == GLM4_VOCABULARY:
+        return float(ratio)
+    raise NotImplementedError(
+        f"rope_ratio = {ratio!r} in a ChatGLM2/ChatGLM3 config (padded_vocab_size "
+        f"{config.get('padded_vocab_size')!r}, not GLM-4's {GLM4_VOCABULARY}): THUDM's code reads "
+        "it two ways and the config does not say which it ships. THUDM/chatglm2-6b-32k's "
+        "modeling_chatglm.py divides the positions by it (RotaryEmbedding.forward_impl: seq_idx "
+        "= arange(seq_len) / self.rope_ratio; read in hzg0601/cn-llm-codes "
+        "chatglm2-6b-32k/modeling_chatglm.py @ 6669078), THUDM/chatglm3-6b-32k's multiplies the "
+        "base by it (as vLLM's chatglm.py cites, revision e210410); posenc_ref does not guess "
+        "which (without rope_ratio, or with 1, both read the same)"
+    )

@@ -39,6 +39,7 @@ __all__ = [
     "AlphaType",
     "LocalBase",
     "FixedBase",
+    "BaseRatio",
     "Conflicts",
     "Ignored",
     "ReadElsewhere",
@@ -245,6 +246,22 @@ class FixedBase(Trait):
     """The base the code fixes (GPT-J, CodeGen): ``rope_theta`` is then refused."""
 
     base: float
+
+
+@dataclass(frozen=True)
+class BaseRatio(Trait):
+    """A key the code multiplies its fixed base by (GLM-4's ``rope_ratio``).
+
+    ``rule(config) -> the factor``: 1 where the key is absent; it raises where the config does
+    not say which code it runs and the codes read the key differently.
+    """
+
+    key: str
+    rule: Callable[[Mapping[str, Any]], float]
+
+    def keys(self) -> dict[str, str]:
+        """The keys it reads -> what they mean."""
+        return {self.key: "a factor on the base fixed by its code"}
 
 
 @dataclass(frozen=True)
