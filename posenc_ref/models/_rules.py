@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..query_scale import QueryScale
-from ._config import MAX_WIDTH, bounded_int, given, is_number, layer_count, length
+from ._config import CLASS_NOTES, MAX_WIDTH, bounded_int, given, is_number, layer_count, length
 
 
 def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -453,3 +453,73 @@ def chatglm_rope_ratio(config: Mapping[str, Any]) -> float:
         "base by it (as vLLM's chatglm.py cites, revision e210410); posenc_ref does not guess "
         "which (without rope_ratio, or with 1, both read the same)"
     )
+
+
+def modernbert_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """ModernBERT's (and its decoder's) config as its class stores it: one RoPE per layer type.
+
+    ``ModernBertConfig.__post_init__`` builds ``layer_types`` (full attention every
+    ``global_attn_every_n_layers``-th layer from layer 0, default 3) and
+    ``convert_rope_params_to_dict`` starts from a default RoPE dict per layer type, updates both
+    with a legacy flat ``rope_scaling``, and gives each its base where it has none:
+    ``global_rope_theta`` (160000) for full attention, ``local_rope_theta`` (10000) for the
+    sliding-window layers. A top-level ``rope_theta`` is never read.
+    """
+    out = dict(config)
+    every = out.pop("global_attn_every_n_layers", 3)
+    count = layer_count(out)
+    if out.get("layer_types") is None and count is not None:
+        every = bounded_int("global_attn_every_n_layers", every, "modernbert", minimum=1,
+                            maximum=2**16)  # fmt: skip
+        out["layer_types"] = ["sliding_attention" if i % every else "full_attention"
+                              for i in range(count)]  # fmt: skip
+    scaling = out.pop("rope_scaling", None)
+    given = out.get("rope_parameters")
+    notes: list[str] = []
+    rope = {
+        "sliding_attention": {"rope_type": "default"},
+        "full_attention": {"rope_type": "default"},
+    }
+    if given is not None:
+        if not isinstance(given, Mapping):
+            raise TypeError(f"rope_parameters must be a dict or null, got {given!r:.80}")
+        rope = {key: dict(value) if isinstance(value, Mapping) else value
+                for key, value in given.items()}  # fmt: skip
+    if scaling is not None:
+        if not isinstance(scaling, Mapping):
+            raise TypeError(f"rope_scaling must be a dict or null, got {scaling!r:.80}")
+        for layer_type in ("full_attention", "sliding_attention"):
+            if not isinstance(rope.get(layer_type), dict):
+                raise ValueError(
+                    f"rope_scaling updates rope_parameters['{layer_type}'], which this config "
+                    "does not give as a dict (ModernBertConfig.convert_rope_params_to_dict)"
+                )
+            rope[layer_type].update(scaling)
+    for layer_type, key, default in (
+        ("full_attention", "global_rope_theta", 160_000.0),
+        ("sliding_attention", "local_rope_theta", 10_000.0),
+    ):
+        if rope.get(layer_type) is None:
+            rope[layer_type] = {"rope_type": "default"}
+        params = rope[layer_type]
+        params.setdefault("rope_theta", out.pop(key, default))
+        kind, legacy = params.get("rope_type"), params.get("type")
+        if kind is not None and legacy is not None and kind != legacy:
+            # the legacy "type" is read only where rope_type is absent: the model runs `kind`,
+            # and the scaling's other keys are unread (transformers warns and ignores them)
+            unread = sorted(k for k in params if k not in ("rope_type", "rope_theta", "type"))
+            rope[layer_type] = {"rope_type": kind, "rope_theta": params["rope_theta"]}
+            notes.append(
+                f"not read by this family's code: rope_scaling's type {legacy!r} and "
+                f"{', '.join(unread) or 'nothing else'} for the {layer_type} layers: ModernBERT's "
+                f"config class updates its default RoPE dicts with rope_scaling, so their "
+                f"rope_type stays {kind!r} and the model runs {kind!r} RoPE "
+                "(configuration_modernbert.py: convert_rope_params_to_dict; 'type' is read only "
+                "where rope_type is absent)"
+            )
+    out.pop("global_rope_theta", None)
+    out.pop("local_rope_theta", None)
+    out["rope_parameters"] = rope
+    if notes:
+        out[CLASS_NOTES] = tuple(notes)
+    return out

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._config import language_config, shown
+from ._config import CLASS_NOTES, language_config, shown
 from ._layers import around_of, layer_count
 from ._learned import with_learned_scales
 from ._rope_dict import choose_rope, is_nested, rope_dicts
@@ -114,6 +114,7 @@ def rope_spec(
     given, model_type, said = text_renamed(config, given, model_type)
     family, model_type = find_family(given, model_type, layout)
     config = family.resolve(given)  # aliases, then the config class's defaults
+    said = (*said, *config.pop(CLASS_NOTES, ()))  # what a config class's rewrite ignored
     chosen = choose_rope(config, family, model_type, layer_type)
     shape = shape_of(chosen, family, model_type)
     args = TypeArgs(chosen.rope, shape.rotary_dim, shape.head_dim, shape.partial, chosen.base,
