@@ -233,6 +233,10 @@ def _locate(argument: str) -> Path:
     path = Path(argument)
     if path.is_dir() and (path / "config.json").is_file():
         return path / "config.json"
+    if path.is_dir() and (path / "config.json").exists():  # a pipe or a device named so
+        raise _Refused(
+            f"{path / 'config.json'} is not a regular file (a pipe or a device); give a config.json"
+        )
     if path.exists():
         return path
     if looks_like_model_id(argument):
@@ -276,13 +280,18 @@ def _read_config(path: Path) -> dict:
         raise _Refused(f"{path} is a folder without a config.json; give the config file")
     if not path.is_file():  # a FIFO would block the read, a device (/dev/zero) never end it
         raise _Refused(f"{path} is not a regular file (a pipe or a device); give a config.json")
+    too_big = (
+        f"{path} holds more than {MAX_BYTES} bytes; a model config is a few kilobytes, and "
+        f"posenc_ref reads at most {MAX_BYTES // 2**20} MiB"
+    )
     if path.stat().st_size > MAX_BYTES:
-        raise _Refused(
-            f"{path} holds {path.stat().st_size} bytes; a model config is a few kilobytes, and "
-            f"posenc_ref reads at most {MAX_BYTES // 2**20} MiB"
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
+        raise _Refused(too_big)
+    try:  # bounded: a file whose size is not what stat says (/proc) cannot run on
+        with path.open("rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise _Refused(too_big)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise _Refused(f"{path}: cannot read it ({error})") from error
     try:

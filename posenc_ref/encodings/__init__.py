@@ -36,10 +36,10 @@ from importlib import resources
 from typing import Any
 
 from ..models import FAMILIES
-from ..models._config import plain
+from ..models._config import plain, shown
 from ..models.families import instead, language_of, row_of
 from ..models.family import Family
-from ..models.traits import ConfigClass, ScaledType, SwitchedBy
+from ..models.traits import ConfigClass, LocalBase, ScaledType, SwitchedBy
 from ._kinds import (
     Alibi,
     LayerType,
@@ -177,6 +177,7 @@ def rope_encoding(
     if layer_type is not None:
         specs = {layer_type: rope_spec(original, layer_type=layer_type, **read)}
         return rope_result(model_type, source, specs, config, row)
+    layer_types_of(config, row)  # a malformed list is named before the RoPE is read
     types = rope_layer_types(config, row)
     try:
         if types:
@@ -217,6 +218,8 @@ def layer_types_of(config: Mapping[str, Any], row: Family | None) -> list[str]:
     types = (row.resolve(config) if row is not None else config).get("layer_types")
     if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):
         return list(types)
+    if types is not None:
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
     return []
 
 
@@ -242,7 +245,8 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
         and all(v is None or isinstance(v, Mapping) for v in rope.values())
     ):
         return tuple(str(key) for key, value in rope.items() if value is not None)
-    if config.get("rope_local_base_freq") is not None:  # Gemma 3's older form
+    local = row.trait(LocalBase) if row is not None else None
+    if local is not None and config.get(local.key) is not None:  # Gemma 3's older form
         return ("sliding_attention", "full_attention")
     return ()
 

@@ -161,6 +161,7 @@ def rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], 
     legacy = family.trait(LegacyKeys)
     for key, spec in (legacy.by_key if legacy else {}).items():
         if spec.quantity == "rope_theta" and config.get(key) is not None:
+            real(key, config[key])  # a number, named by the key the config gives
             top_theta = same("rope_theta", top_theta, config[key], ("rope_theta", key))
     return rope, top_theta
 
@@ -179,7 +180,7 @@ def choose_layer_type(
         full.setdefault("rope_theta", top_theta)
         rope = {
             "full_attention": full,
-            "sliding_attention": {"rope_type": "default", "rope_theta": config.get(local.key)},
+            "sliding_attention": {"rope_type": "default", "rope_theta": local_base(config, local)},
         }
         top_theta = None
     scaled = family.trait(ScaledType)
@@ -206,6 +207,12 @@ def choose_layer_type(
     theta = same("rope_theta", rope.get("rope_theta"), top_theta, where)
     rope["rope_theta"] = family.theta_default(layer_type) if theta is None else theta
     return rope, layer_type
+
+
+def local_base(config: Mapping[str, Any], local: LocalBase) -> float | None:
+    """Gemma 3's older sliding-window base, checked under its own name."""
+    value = config.get(local.key)
+    return None if value is None else real(local.key, value)
 
 
 def legacy_per_type(

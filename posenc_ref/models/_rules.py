@@ -11,7 +11,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..query_scale import QueryScale
-from ._config import CLASS_NOTES, MAX_WIDTH, bounded_int, given, is_number, layer_count, length
+from ._config import (
+    CLASS_NOTES,
+    MAX_WIDTH,
+    bounded_int,
+    given,
+    is_number,
+    layer_count,
+    length,
+    real,
+    shown,
+)
 
 
 def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -32,9 +42,19 @@ def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
                 "no_rope_layers is absent and there is no num_hidden_layers to build it"
             )
         return [(i + 1) % interval != 0 for i in range(count)]
-    if not isinstance(listed, (list, tuple)) or not all(v in (0, 1) for v in listed):
+    if not isinstance(listed, (list, tuple)) or not all(
+        isinstance(v, (int, float)) and v in (0, 1) for v in listed
+    ):
         raise ValueError(
-            f"no_rope_layers must be a list of 0 and 1 (1: the layer uses RoPE), got {listed!r}"
+            f"no_rope_layers must be a list of 0 and 1 (1: the layer uses RoPE), got "
+            f"{shown(listed)}"
+        )
+    if count is not None and len(listed) > count:
+        listed = listed[:count]  # layer i reads entry i: the rest is never read (a note says so)
+    elif count is not None and len(listed) < count:
+        raise ValueError(
+            f"no_rope_layers lists {len(listed)} entries but num_hidden_layers={count}: layer i "
+            "reads entry i, so the code cannot build the last layers (transformers fails too)"
         )
     return [bool(v) for v in listed]
 
@@ -369,11 +389,14 @@ def dots3_note_config(config: Mapping[str, Any]) -> dict[str, Any]:
         types = [new if t == old else t for t in types]
     out["layer_types"] = list(types)
     sliding = {key: out.pop(f"swa_{key}", value) for key, value in DOTS3_SLIDING.items()}
+    for key in ("head_dim", "qk_nope_head_dim"):
+        length(f"swa_{key}", sliding[key])
     sliding["qk_rope_head_dim"] = out.pop(
         "swa_qk_rope_head_dim",
         length("swa_head_dim", sliding["head_dim"])
         - length("swa_qk_nope_head_dim", sliding["qk_nope_head_dim"]),
     )
+    length("swa_qk_rope_head_dim", sliding["qk_rope_head_dim"])
     if not given_per_layer:
         out["per_layer_config"] = {
             i: dict(sliding) for i, t in enumerate(types) if t == "sliding_attention"
@@ -385,10 +408,15 @@ def dots3_note_config(config: Mapping[str, Any]) -> dict[str, Any]:
 def dots3_rope(out: dict[str, Any], types: list[str]) -> dict[str, Any]:
     """One RoPE dict per layer type, its partial factor the type's rope part over its head."""
     swa_theta = out.pop("swa_rope_theta", 50_000.0)
+    if out.get("rope_parameters") is None and out.get("rope_scaling") is None:
+        real("swa_rope_theta", swa_theta)
     theta = out.pop("rope_theta", 80_000_000.0)
     out.pop("partial_rotary_factor", None)  # set per type below, as the class does
     rope = out.get("rope_parameters")
     if rope is None:
+        scaling = out.get("rope_scaling")
+        if scaling is not None and not isinstance(scaling, Mapping):
+            raise TypeError(f"rope_scaling must be a dict or null, got {shown(scaling)}")
         rope = out.pop("rope_scaling", None) or {
             t: {"rope_type": "default", "rope_theta": swa_theta if t == "sliding_attention"
                 else theta} for t in dict.fromkeys(types)
@@ -485,6 +513,13 @@ def modernbert_config(config: Mapping[str, Any]) -> dict[str, Any]:
             raise TypeError(f"rope_parameters must be a dict or null, got {given!r:.80}")
         rope = {key: dict(value) if isinstance(value, Mapping) else value
                 for key, value in given.items()}  # fmt: skip
+        if not set(rope) <= {"full_attention", "sliding_attention"}:
+            raise ValueError(
+                "rope_parameters of ModernBERT must be one dict per layer type (full_attention, "
+                f"sliding_attention), got the keys {sorted(map(str, rope))}; a single RoPE for "
+                "every layer is written as the legacy rope_scaling"
+            )
+
     if scaling is not None:
         if not isinstance(scaling, Mapping):
             raise TypeError(f"rope_scaling must be a dict or null, got {scaling!r:.80}")
