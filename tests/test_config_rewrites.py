@@ -238,3 +238,132 @@ def test_lerope_alpha_for_another_family_is_refused():
                   lerope_alpha=torch.zeros(8))  # fmt: skip
     with pytest.raises(ValueError, match="leave lerope_alpha out"):
         positional_encoding({"model_type": "gpt2"}, lerope_alpha=torch.zeros(8))
+
+
+# --------------------------------------------------------------------------- inspect --lerope-alpha
+
+ALPHA = torch.linspace(-0.4, 0.3, 32)
+RELEASED_LIKE = {"model_type": "mistral_large4", "text_config": {
+    "model_type": "mistral_large4_text", "num_hidden_layers": 8}}  # fmt: skip
+
+
+def safetensors_file(path, tensors: dict) -> None:
+    """The safetensors layout: an 8-byte header length, a JSON header, then the bytes."""
+    import json
+    import struct
+
+    header, chunks, offset = {}, [], 0
+    for name, t in tensors.items():
+        data = t.contiguous().view(torch.int16).numpy().tobytes() if t.dtype == torch.bfloat16 \
+            else t.numpy().tobytes()  # fmt: skip
+        code = {torch.float32: "F32", torch.bfloat16: "BF16"}[t.dtype]
+        header[name] = {
+            "dtype": code,
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
+        chunks.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(chunks))
+
+
+def inspected(capsys, *args):
+    from posenc_ref.__main__ import main
+
+    status = main(["inspect", *map(str, args)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def expected_inv_freq(alpha) -> torch.Tensor:
+    return rope_spec(RELEASED_LIKE, lerope_alpha=alpha).inv_freq
+
+
+def test_inspect_reads_lerope_alpha_from_a_checkpoint_folder(tmp_path, capsys):
+    """A converted checkpoint: the index names the shard, only the tensor's bytes are read."""
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps(RELEASED_LIKE))
+    name = "model.language_model.rotary_emb.alpha"
+    safetensors_file(tmp_path / "model-00001-of-00002.safetensors",
+                     {"other": torch.zeros(3), name: ALPHA.to(torch.bfloat16)})  # fmt: skip
+    safetensors_file(tmp_path / "model-00002-of-00002.safetensors", {"x": torch.zeros(2)})
+    index = {"weight_map": {name: "model-00001-of-00002.safetensors",
+                            "x": "model-00002-of-00002.safetensors"}}  # fmt: skip
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    status, out, err = inspected(capsys, tmp_path, "--lerope-alpha", tmp_path, "--json")
+    assert status == 0, err
+    assert json.loads(out)["encoding"]["model_type"] == "mistral_large4_text"
+    assert "exp(alpha)" in out and "softmax_scaling" in out
+    inv = expected_inv_freq(ALPHA.to(torch.bfloat16))  # the values as the shard stores them
+    status, text, _ = inspected(capsys, tmp_path, "--lerope-alpha", tmp_path, "--all-pairs")
+    assert status == 0
+    assert f"{float(inv[0]):g}" in text and f"{float(inv[-1]):g}" in text
+
+
+@pytest.mark.parametrize("kind", ["released shard", "lone tensor", "npy", "pt", "json"])
+def test_inspect_reads_lerope_alpha_from_what_a_user_holds(tmp_path, capsys, kind):
+    import json
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(RELEASED_LIKE))
+    if kind == "released shard":  # Mistral's own format: the tensor is lerope.alpha
+        path = tmp_path / "consolidated.safetensors"
+        safetensors_file(
+            path, {"layers.0.attention.wq.weight": torch.zeros(4), "lerope.alpha": ALPHA}
+        )
+    elif kind == "lone tensor":
+        path = tmp_path / "alpha.safetensors"
+        safetensors_file(path, {"alpha": ALPHA})
+    elif kind == "npy":
+        path = tmp_path / "alpha.npy"
+        np.save(path, ALPHA.numpy())
+    elif kind == "pt":
+        path = tmp_path / "alpha.pt"
+        torch.save({"model.rotary_emb.alpha": ALPHA}, path)
+    else:
+        path = tmp_path / "alpha.json"
+        path.write_text(json.dumps(ALPHA.tolist()))
+    status, out, err = inspected(capsys, config, "--lerope-alpha", path, "--all-pairs")
+    assert status == 0, err
+    inv = expected_inv_freq(ALPHA)
+    assert f"{float(inv[5]):g}" in out
+
+
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (lambda p: None, "Give them with --lerope-alpha FILE"),
+        (lambda p: np.save(p / "a.npy", np.zeros(31)), "--lerope-alpha must have shape (32,)"),
+        (lambda p: safetensors_file(p / "s.safetensors", dict.fromkeys("xy", torch.zeros(2))),
+         "holds no tensor named"),
+        (lambda p: (p / "a.safetensors").write_bytes(b"\xff" * 16), "header"),
+        (lambda p: (p / "a.txt").write_text("0.1"), "give a checkpoint folder"),
+        (lambda p: (p / "a.pt").write_bytes(b"not a pickle"), "torch.load"),
+    ],
+    ids=["no flag", "wrong shape", "no such tensor", "bad header", "unknown suffix", "bad pt"],
+)  # fmt: skip
+def test_inspect_lerope_alpha_refusals_exit_2(tmp_path, capsys, setup, message):
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps(RELEASED_LIKE))
+    setup(tmp_path)
+    args = [tmp_path / "config.json"]
+    given = [p for p in tmp_path.iterdir() if p.name != "config.json"]
+    if given:
+        args += ["--lerope-alpha", given[0]]
+    status, out, err = inspected(capsys, *args)
+    assert status == 2 and out == "" and message in err, err
+    assert "Traceback" not in err
+
+
+def test_inspect_lerope_alpha_elsewhere_is_refused(tmp_path, capsys):
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    np.save(tmp_path / "a.npy", np.zeros(32))
+    status, _, err = inspected(capsys, tmp_path, "--lerope-alpha", tmp_path / "a.npy")
+    assert status == 2 and "leave --lerope-alpha out" in err
+    status, _, err = inspected(capsys, "--cache", "--lerope-alpha", tmp_path / "a.npy")
+    assert status == 2 and "--lerope-alpha apply to one CONFIG" in err
