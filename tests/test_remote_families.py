@@ -121,10 +121,14 @@ def test_chatglm2_3_rope_ratio_is_refused_naming_both_codes():
             rope_spec({**GLM4_9B_CHAT, "rope_ratio": bad})
 
 
-def test_rope_ratio_elsewhere_is_still_refused_as_chatglms():
-    with pytest.raises(NotImplementedError, match="rope_ratio"):
-        rope_spec({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
-                   "rope_ratio": 500})  # fmt: skip
+def test_rope_ratio_elsewhere_is_ignored_as_transformers_ignores_it():
+    """A Llama config with rope_ratio: Llama's code never reads it; noted, not applied."""
+    spec = rope_spec({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+                      "rope_ratio": 500})  # fmt: skip
+    assert spec.base == 10000.0
+    assert any("rope_ratio = 500 (read by chatglm)" in note for note in spec.notes)
+    with pytest.raises(ValueError, match="rope_ratio is read by chatglm"):
+        rope_spec({"model_type": "my_model", "head_dim": 64, "rope_ratio": 500}, layout="half")
 
 
 def test_chatglm_6b_2d_positions_are_refused_naming_the_feature():

@@ -218,7 +218,6 @@ def keys_read_by() -> dict[str, dict[str, list[str]]]:
 
 # RoPE-related keys of configs that run custom code (not transformers): known, not implemented.
 NOT_IMPLEMENTED_KEYS = {
-    "rope_ratio": "ChatGLM's remote code reads it (model_type 'chatglm')",
     "use_dynamic_ntk": "Qwen (1.x) custom-code dynamic NTK",
     "use_logn_attn": "Qwen (1.x) custom-code log-n attention scaling",
     "rope_scaling_type": "a custom-code scaling switch",
