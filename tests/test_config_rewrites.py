@@ -233,7 +233,7 @@ def test_lerope_alpha_bad_values_are_refused_naming_the_argument(alpha, error, m
 
 
 def test_lerope_alpha_for_another_family_is_refused():
-    with pytest.raises(ValueError, match="lerope_alpha.*'llama''s code does not"):
+    with pytest.raises(ValueError, match="lerope_alpha.*llama's code does not"):
         rope_spec({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4},
                   lerope_alpha=torch.zeros(8))  # fmt: skip
     with pytest.raises(ValueError, match="leave lerope_alpha out"):

@@ -39,7 +39,7 @@ def with_learned_scales(spec: RopeSpec, family: Family, alpha: Any) -> RopeSpec:
         if alpha is not None:
             raise ValueError(
                 f"lerope_alpha scales the frequencies of a model whose code learns them (Mistral "
-                f"Large 4, mistral_large4_text); {spec.model_type!r}'s code does not: leave "
+                f"Large 4, mistral_large4_text); {spec.model_type}'s code does not: leave "
                 "lerope_alpha out"
             )
         return spec
