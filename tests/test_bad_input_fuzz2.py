@@ -232,3 +232,13 @@ def test_a_file_longer_than_its_size_says_is_read_with_a_bound(monkeypatch, caps
     monkeypatch.setattr(cli, "MAX_BYTES", 64)
     assert main(["inspect", "/proc/self/status"]) == 2
     assert "holds more than 64 bytes" in capsys.readouterr().err
+
+
+def test_gemma4_last_layer_is_full_attention_as_its_config_class_forces():
+    """Given layer_types ending in a sliding layer: the class makes the last one full."""
+    types = ["sliding_attention", "full_attention", "sliding_attention"]
+    hf = transformers.Gemma4TextConfig(num_hidden_layers=3, layer_types=list(types))
+    config = {"model_type": "gemma4_text", "num_hidden_layers": 3, "layer_types": types}
+    specs = layer_specs(config)
+    assert [s.layer_type for s in specs] == hf.layer_types == [*types[:2], "full_attention"]
+    assert any("forces the last layer" in note for note in specs[-1].notes)

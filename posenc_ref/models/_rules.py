@@ -558,3 +558,21 @@ def modernbert_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if notes:
         out[CLASS_NOTES] = tuple(notes)
     return out
+
+
+def gemma4_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Gemma 4's class forces its last layer to full attention, even in given ``layer_types``.
+
+    (configuration_gemma4.py: ``Gemma4TextConfig.__post_init__`` warns and sets
+    ``layer_types[-1] = "full_attention"``.)
+    """
+    out = dict(config)
+    types = out.get("layer_types")
+    if isinstance(types, (list, tuple)) and types and types[-1] != "full_attention":
+        out["layer_types"] = [*types[:-1], "full_attention"]
+        out[CLASS_NOTES] = (
+            f"layer_types ends in {shown(types[-1])}: Gemma 4's config class forces the last "
+            "layer to full_attention (configuration_gemma4.py, __post_init__), and so does "
+            "this reading",
+        )
+    return out

@@ -17,6 +17,7 @@ from ..traits import (
     AlibiBias,
     AlphaType,
     Clockwise,
+    ConfigClass,
     Conflicts,
     Defaults,
     FixedBase,
@@ -113,7 +114,7 @@ _GEMMA4_ROPE = {
 }  # fmt: skip
 _GEMMA4_WIDTHS = LayerHeadDims({"full_attention": ("global_head_dim", 512)})
 # configuration_gemma4.py: every sixth layer and the last full attention where none are given
-_GEMMA4 = (_GEMMA4_WIDTHS, LayerTypes(rules.every_sixth_and_last))
+_GEMMA4 = (_GEMMA4_WIDTHS, LayerTypes(rules.every_sixth_and_last), ConfigClass(rules.gemma4_config))
 _GEMMA4_SOURCE = (
     "modeling_{}.py: rotate_half with one rotary table per layer type; the full-attention "
     "layers' heads are global_head_dim wide (a per_layer_config override of head_dim) and use "
