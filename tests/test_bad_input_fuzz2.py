@@ -171,9 +171,12 @@ def test_no_rope_layers_longer_than_the_layers_is_read_as_transformers_does():
          "layer_types"),
         ({"model_type": "modernbert", "num_hidden_layers": 3, "hidden_size": 64,
           "num_attention_heads": 4, "rope_parameters": {"a": 1}}, "rope_parameters"),
+        ({"model_type": "chatglm", "kv_channels": [128], "hidden_size": 4096,
+          "num_attention_heads": 32}, "kv_channels"),
     ],
     ids=["rotary_pct", "rotary_emb_base", "rope_local_base_freq", "swa_head_dim",
-         "swa_rope_theta", "dots3-rope_scaling", "layer_types", "modernbert-rope_parameters"],
+         "swa_rope_theta", "dots3-rope_scaling", "layer_types", "modernbert-rope_parameters",
+         "kv_channels"],
 )  # fmt: skip
 def test_a_list_or_dict_where_a_value_belongs_names_its_own_key(config, key):
     """A fuzz of 4,228 configs (lists and dicts in every key read, and in the RoPE dicts)."""

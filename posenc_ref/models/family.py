@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._config import layer_count, lookup
+from ._config import layer_count, length, lookup
 from .traits import Aliases, ConfigClass, Defaults, Ignored, LayerTypes, Mla, Trait
 
 __all__ = ["Family", "ENCODINGS"]
@@ -19,6 +19,11 @@ __all__ = ["Family", "ENCODINGS"]
 ENCODINGS = ("rope", "learned", "sinusoidal", "alibi", "t5", "relative_key", "nope")
 
 T = TypeVar("T", bound=Trait)
+
+# Standard keys whose values are integers: a family's other name for one is checked as given.
+WIDTHS_AND_COUNTS = frozenset({"head_dim", "hidden_size", "num_attention_heads",
+                               "num_key_value_heads", "num_hidden_layers",
+                               "max_position_embeddings"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,8 @@ class Family:
                 out.setdefault(key, value)
         for standard, own in self.aliases.items():
             value = lookup(out, own)
+            if value is not None and standard in WIDTHS_AND_COUNTS:
+                length(f"{own} (the family's name for {standard})", value)  # named as given
             if value is not None:
                 given = out.get(standard)
                 if given is not None and given != value:
