@@ -355,10 +355,8 @@ def decilm_attention_layers(config: Mapping[str, Any], count: int | None) -> lis
 DOTS3_SLIDING = {"num_attention_heads": 64, "num_key_value_heads": 64, "q_lora_rank": 1024,
                  "kv_lora_rank": 1024, "head_dim": 256, "qk_nope_head_dim": 192,
                  "v_head_dim": 128}  # fmt: skip
-DOTS3_KEYS = frozenset(
-    {f"swa_{key}" for key in (*DOTS3_SLIDING, "qk_rope_head_dim", "rope_theta")}
-    | {"use_dsa", "use_sliding_window"}
-)
+# the keys only its class reads (use_dsa and use_sliding_window are other classes' words too)
+DOTS3_KEYS = frozenset(f"swa_{key}" for key in (*DOTS3_SLIDING, "qk_rope_head_dim", "rope_theta"))
 
 
 def dots3_note_config(config: Mapping[str, Any]) -> dict[str, Any]:

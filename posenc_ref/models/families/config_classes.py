@@ -27,9 +27,8 @@ _MIMO_IGNORED = {
     "layer full attention)",
 }
 
-_MODERNBERT_KEYS = frozenset(
-    {"global_rope_theta", "local_rope_theta", "global_attn_every_n_layers"}
-)
+# the keys only ModernBERT's classes read (AFMoE's reads global_attn_every_n_layers too)
+_MODERNBERT_KEYS = frozenset({"global_rope_theta", "local_rope_theta"})
 _MODERNBERT_IGNORED = Ignored(
     {"rope_theta": "ModernBertConfig gives each layer type its base from rope_parameters, else "
      "global_rope_theta (full attention) and local_rope_theta (sliding window)"},
