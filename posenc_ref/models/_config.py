@@ -37,6 +37,10 @@ TOP_LEVEL_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
 # two by what they mean, as transformers' standardisation would.
 TOP_LEVEL = "__top_level_rope__"
 
+# Where a family's config class rewrite (traits.ConfigClass) leaves the notes of what it ignored,
+# for rope_spec to add to the spec's.
+CLASS_NOTES = "__config_class_notes__"
+
 
 # --------------------------------------------------------------------------- the config
 

@@ -124,6 +124,10 @@ class RopeSpec:
         The model normalizes each query and key head right after the rotation (Llama 4's
         ``qk_norm``, HunYuan's query/key layernorms, NanoChat): a norm cancels any factor on
         cos and sin, so ``attention_factor`` is 1; the caller applies the norm.
+    freq_scales : torch.Tensor or None
+        ``(rotary_dim // 2,)`` float64: learned factors of the frequencies that the checkpoint
+        holds and the config does not (Mistral Large 4's LeRoPE: ``exp(alpha)``), already
+        multiplied into ``inv_freq`` and into :meth:`frequencies`; ``None`` elsewhere.
     notes : tuple of str
         What the reader noticed and the code ignores: keys of the config that this family's code
         does not read (and whether their values agree with what it computes), the family
@@ -155,6 +159,7 @@ class RopeSpec:
     nope_query_scale: QueryScale | None = None
     clockwise: bool = False
     normalized_after: bool = False
+    freq_scales: torch.Tensor | None = None
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -227,7 +232,10 @@ class RopeSpec:
         seq_len = check_int("seq_len", seq_len)
         if self.scaling is None:
             return ScaledFrequencies(self.inv_freq.clone(), self.attention_factor)
-        return self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
+        freqs = self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
+        if self.freq_scales is not None:  # LeRoPE: the learned factors on any type's frequencies
+            return ScaledFrequencies(freqs.inv_freq * self.freq_scales, freqs.attention_factor)
+        return freqs
 
     def __repr__(self) -> str:
         extra = ""
@@ -243,6 +251,8 @@ class RopeSpec:
             extra += f", nope_layers={self.nope_layers}"
         if self.clockwise:
             extra += ", clockwise=True"
+        if self.freq_scales is not None:
+            extra += ", freq_scales=exp(alpha)"
         return (
             f"RopeSpec(model_type={self.model_type!r}, layer_type={self.layer_type!r}, "
             f"rope_type={self.rope_type!r}, head_dim={self.head_dim}, "

@@ -4,7 +4,9 @@ One row per ``model_type`` of transformers 5.23 whose code posenc_ref reads, RoP
 files by kind: :mod:`~posenc_ref.models.families.conventional` (the families that follow
 transformers' conventions, one line each), :mod:`~posenc_ref.models.families.exceptions` (RoPE
 families with an exception, each a row with traits),
-:mod:`~posenc_ref.models.families.config_classes` (families whose config class reads a
+:mod:`~posenc_ref.models.families.mla_variants` (MLA families whose rope part needs more
+than the conventions), :mod:`~posenc_ref.models.families.config_classes` (families whose config
+class reads a
 released file its own way), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
 posenc_ref refuses, with the feature it lacks) and
 :mod:`~posenc_ref.models.families.without_rope` (learned and sinusoidal tables, ALiBi, T5
@@ -40,6 +42,7 @@ from ..traits import (
 from .config_classes import CONFIG_CLASSES
 from .conventional import CONVENTIONAL
 from .exceptions import EXCEPTIONS
+from .mla_variants import MLA_VARIANTS
 from .not_implemented import NOT_IMPLEMENTED_ROWS
 from .remote import ARCHITECTURES, REMOTE
 from .without_rope import WITHOUT_ROPE
@@ -48,6 +51,7 @@ __all__ = [
     "FAMILIES",
     "CONVENTIONAL",
     "EXCEPTIONS",
+    "MLA_VARIANTS",
     "CONFIG_CLASSES",
     "REMOTE",
     "ARCHITECTURES",
@@ -84,8 +88,9 @@ def merged(*tables: Mapping[str, Family]) -> dict[str, Family]:
 
 
 FAMILIES: dict[str, Family] = merged(
-    CONVENTIONAL, EXCEPTIONS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE
-)
+    CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS,
+    WITHOUT_ROPE,
+)  # fmt: skip
 """``model_type`` -> its :class:`~posenc_ref.models.Family` row, RoPE or not."""
 
 # Defaults of what a family's code uses instead of RoPE, by encoding (a row may say more).
@@ -213,7 +218,6 @@ def keys_read_by() -> dict[str, dict[str, list[str]]]:
 
 # RoPE-related keys of configs that run custom code (not transformers): known, not implemented.
 NOT_IMPLEMENTED_KEYS = {
-    "rope_ratio": "ChatGLM's base multiplier (custom code)",
     "use_dynamic_ntk": "Qwen (1.x) custom-code dynamic NTK",
     "use_logn_attn": "Qwen (1.x) custom-code log-n attention scaling",
     "rope_scaling_type": "a custom-code scaling switch",
@@ -272,7 +276,7 @@ def find_family(
                 key, f"{instead(row)} ({switch.key} is {value!r}, not {switch.rope_value()!r})"
             )
     for unread, what in NOT_IMPLEMENTED_KEYS.items():
-        if config.get(unread) not in (None, False):
+        if config.get(unread) not in (None, False) and unread not in row.keys():
             raise NotImplementedError(f"{unread} ({what}) is not implemented by posenc_ref")
     if FAMILIES.get(key) is None:
         refuse_other_families_keys(config, row, key)

@@ -30,22 +30,10 @@ NOT_IMPLEMENTED_ROWS: dict[str, Family] = {
         "followed by the query/key RMSNorm of hunyuan_v1_dense)",
         "modeling_hunyuan_vl.py: HunYuanVLRotaryEmbedding.recomposition_frequencies",
     ),
-    "mistral_large4_text": refused(
-        "learned scales of the inverse frequencies (LeRoPE: inv_freq * exp(alpha), alpha the "
-        "checkpoint tensor model.language_model.rotary_emb.alpha of qk_rope_head_dim / 2 values, "
-        "model.rotary_emb.alpha in a text-only model) and a learned softmax scaling: the "
-        "frequencies depend on checkpoint weights, not only on the config",
-        "modeling_mistral_large4.py: LeRoPE's learned scales of the frequencies",
-    ),
     "deepseek_v4": refused(
         "compressed keys (block summaries) rotated at their blocks' positions with a second "
         "base, beside the MLA rope part: rope_parameters 'main' and 'compress'",
         "modeling_deepseek_v4.py: a second RoPE for the compressed keys",
-    ),
-    "dots3_note_text": refused(
-        "MLA whose head widths differ by layer type (per_layer_config), with the rope part's "
-        "pairs read interleaved and written in half order",
-        "modeling_dots3_note.py: MLA with per-layer-type head widths",
     ),
     # vision towers: a 2-D RoPE over the patch grid, not a 1-D one (layout= cannot stand in)
     **{
