@@ -47,6 +47,18 @@ NOT_IMPLEMENTED_ROWS: dict[str, Family] = {
         "pairs read interleaved and written in half order",
         "modeling_dots3_note.py: MLA with per-layer-type head widths",
     ),
+    "qwen2_5_omni_dit": Family(
+        traits=(
+            RopeNotImplemented(
+                "RoPE on the first attention head only: the DiT rotates query[:, :1] and "
+                "key[:, :1] (its pairs read interleaved, 2i and 2i + 1, and written back in half "
+                "order) and leaves every other head unrotated ('only first head is applied with "
+                "RoPE', as its code says); a RopeSpec rotates every head"
+            ),
+        ),
+        folder="qwen2_5_omni",
+        source="modeling_qwen2_5_omni.py: DiTAttention.forward rotates the first head only",
+    ),
     # vision towers: a 2-D RoPE over the patch grid, not a 1-D one (layout= cannot stand in)
     **{
         vision: refused(
