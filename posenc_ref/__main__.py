@@ -134,13 +134,21 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.where:
         raise _Refused("--where filters the rows of --cache; add --cache, or leave --where out")
     plot = _plot_target(args.plot) if args.plot else None  # refuse a bad target before printing
-    path, encoding = _read(args.config, args.layer_type, args.layout)
+    path = _locate(args.config)
+    config = _read_config(path)
+    tower = _vision_tower(config)
+    if tower is not None and not tower.read_from and not args.json:  # a vision config alone
+        print(tower.describe())
+        return 0
+    encoding = _encoding(config, args.layer_type, args.layout)
     if args.json:
         print(cli.inspect_json(args.config, path, encoding))
         if plot is not None and encoding.kind == "rope":
             _plot(encoding, *plot)
         return 0
     print(describe_encoding(encoding, all_pairs=args.all_pairs))
+    if tower is not None:  # a vision-language config's tower: its axial RoPE too
+        print("\n" + tower.describe())
     if plot is not None:
         if encoding.kind != "rope":
             print(
@@ -170,6 +178,16 @@ def _read(argument: str, layer_type: str | None, layout: str | None):
     """``(path, encoding)`` of a file, a folder or a cached model id, or ``_Refused``."""
     path = _locate(argument)
     return path, _encoding(_read_config(path), layer_type, layout)
+
+
+def _vision_tower(config: dict):
+    """The config's vision tower as an axial spec, or None; a bad one is refused."""
+    from .models.vision import vision_tower
+
+    try:
+        return vision_tower(config)
+    except (ValueError, TypeError) as error:
+        raise _Refused(f"config refused (its vision tower): {_message(error)}") from error
 
 
 def _encoding(config: dict, layer_type: str | None, layout: str | None):

@@ -223,6 +223,28 @@ def test_axial_rope_agrees_with_family_code(transformers, family):
     assert ratio <= 1.0, f"{family}: max |ours - HF| {gap:.3g} is {ratio:.3g} x the bound"
 
 
+@pytest.mark.parametrize("family", sorted(set(FAMILIES) - {"sam2_video"}))
+def test_axial_spec_of_the_config_rotates_as_the_family_code(transformers, family):
+    """The config the family's code ran with, read by axial_spec, rotates as that code.
+
+    Its scheme, head width, base and grid; the object and its dict read alike.
+    """
+    from posenc_ref.models import axial_spec
+
+    n = _grid(family)[0] * _grid(family)[1]
+    q, k = _qk(n, 16, seed=sum(map(ord, family)))
+    q_hf, k_hf, config, _ = CASES[family](transformers, q, k)
+    spec = axial_spec(config)
+    assert spec == axial_spec(config.to_dict())
+    assert (spec.scheme, spec.head_dim, spec.merge_size) == (FAMILIES[family], 16, 1)
+    positions = spec.positions(*_grid(family))
+    reach = float((positions.abs().max() * spec.inv_freq.max()).ceil())
+    scale = 2 * max(float(q.abs().max()), float(k.abs().max()))
+    bound = angle_atol(reach, spec.base) * scale + 16 * ULP * scale
+    for x, theirs in ((q, q_hf), (k, k_hf)):
+        assert float((spec.apply(x, positions).double() - theirs.double()).abs().max()) <= bound
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_other_schemes_disagree_with_family_code(transformers, family):
     """Negative control: every other scheme misses the family's rotation by far."""
