@@ -245,8 +245,11 @@ class AxialSpec:
 def vision_part(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str, str] | None:
     """``(the vision config, its model_type, the key read)`` where posenc_ref reads one, or None."""
     top = plain(config)
-    if top.get("model_type") in VISION:
-        return top, top["model_type"], ""
+    model_type = top.get("model_type")
+    if not isinstance(model_type, str):  # the readers name a model_type of the wrong kind
+        model_type = None
+    if model_type in VISION:
+        return top, model_type, ""
     vision = top.get("vision_config")
     if vision is None:
         return None
@@ -255,8 +258,9 @@ def vision_part(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str
         if not callable(to_dict):
             raise TypeError(f"vision_config must be a dict or null, got {shown(vision)}")
         vision = to_dict()
-    kind = VISION_OF.get(top.get("model_type"), vision.get("model_type"))
-    return (dict(vision), kind, "vision_config") if kind in VISION else None
+    kind = VISION_OF.get(model_type, vision.get("model_type"))
+    known = isinstance(kind, str) and kind in VISION
+    return (dict(vision), kind, "vision_config") if known else None
 
 
 def vision_tower(config: Mapping[str, Any] | object) -> AxialSpec | None:
