@@ -95,6 +95,9 @@ _VISION_MODELS = {
     "qwen2_vl": "Qwen2VisionTransformerPretrainedModel",
     "qwen2_5_vl": "Qwen2_5_VisionTransformerPretrainedModel",
     "qwen3_vl": "Qwen3VLVisionModel",
+    "qwen3_vl_moe": "Qwen3VLMoeVisionModel",
+    "qwen3_5": "Qwen3_5VisionModel",
+    "qwen3_5_moe": "Qwen3_5MoeVisionModel",
 }
 
 
@@ -172,6 +175,13 @@ CASES = {
         out_hidden_size=32,
         num_position_embeddings=16,
     ),  # fmt: skip
+    **{
+        name: _qwen_vl(name, vision_class, hidden_size=64, intermediate_size=32,
+                       out_hidden_size=32, num_position_embeddings=16)
+        for name, vision_class in (("qwen3_vl_moe", "Qwen3VLMoeVisionConfig"),
+                                   ("qwen3_5", "Qwen3_5VisionConfig"),
+                                   ("qwen3_5_moe", "Qwen3_5MoeVisionConfig"))
+    },  # fmt: skip
     "mlcd": _mlcd,
     "llama4": _llama4,
     "sam2_video": _sam2_video,
@@ -254,7 +264,11 @@ def test_other_schemes_disagree_with_family_code(transformers, family):
             assert ratio > 100, f"{family} also matches scheme {scheme!r} ({ratio:.3g} x bound)"
 
 
-@pytest.mark.parametrize("family", ["pixtral", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "mlcd"])
+@pytest.mark.parametrize(
+    "family",
+    ["pixtral", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
+     "mlcd"],
+)  # fmt: skip
 def test_grid_positions_are_the_family_positions(transformers, family):
     """The (row, column) positions the family's vision model makes are grid_positions'."""
     q, k = _qk(HEIGHT * WIDTH, 16, seed=0)

@@ -47,6 +47,8 @@ ROTARY = {
     "qwen2_vl_vision": ("qwen2_vl", "Qwen2VLVisionRotaryEmbedding"),
     "qwen2_5_vl_vision": ("qwen2_5_vl", "Qwen2_5_VLVisionRotaryEmbedding"),
     "qwen3_vl_vision": ("qwen3_vl", "Qwen3VLVisionRotaryEmbedding"),
+    "qwen3_5_vision": ("qwen3_5", "Qwen3_5VisionRotaryEmbedding"),
+    "qwen3_5_moe_vision": ("qwen3_5_moe", "Qwen3_5MoeVisionRotaryEmbedding"),
 }
 
 
@@ -162,3 +164,12 @@ def test_inspect_shows_a_vl_configs_vision_tower_and_reads_a_vision_config_alone
     assert main(["inspect", str(alone)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("vision tower (model_type 'dinov3_vit')") and "base 100," in out
+
+
+@pytest.mark.parametrize("model_type", ["sam2_vision_model", "sam2_video"])
+def test_sam2_configs_with_layout_are_refused_not_read_as_1d(transformers, model_type):
+    """SAM 2's axial RoPE (memory attention) is not read as a 1-D RoPE, whatever layout= says."""
+    config = config_class(model_type)().to_dict()
+    for layout in ("half", "interleaved"):
+        with pytest.raises(NotImplementedError, match="axial"):
+            rope_spec(config, layout=layout)

@@ -2,7 +2,7 @@ r"""Vision configs read into :mod:`posenc_ref.axial` specs: scheme, head width, 
 
 A vision tower rotates its patches by axial (2-D) RoPE, not by the 1-D RoPE of
 :func:`~posenc_ref.models.rope_spec`. :func:`axial_spec` reads a vision config (Pixtral's, a
-Qwen2/2.5/3-VL tower's, Llama 4's, MLCD's, DINOv3's), or a vision-language config's vision
+Qwen2/2.5/3-VL or Qwen3.5 tower's, Llama 4's, MLCD's, DINOv3's), or a vision-language config's vision
 part, into an :class:`AxialSpec`: which of :data:`posenc_ref.axial.SCHEMES` the family's code
 is, its head width and base as the family's rotary class computes them, the grid positions, and
 the order of the patches in the sequence (the ``spatial_merge_size`` blocks of the Qwen towers).
@@ -92,6 +92,9 @@ VISION: dict[str, VisionRow] = {
     "qwen2_vl_vision": _qwen("qwen2_vl", "embed_dim", embed_dim=1280, patch_size=14),
     "qwen2_5_vl_vision": _qwen("qwen2_5_vl", "hidden_size", hidden_size=3584, patch_size=14),
     "qwen3_vl_vision": _qwen("qwen3_vl", "hidden_size", hidden_size=1152, patch_size=16),
+    "qwen3_vl_moe_vision": _qwen("qwen3_vl_moe", "hidden_size", hidden_size=1152, patch_size=16),
+    "qwen3_5_vision": _qwen("qwen3_5", "hidden_size", hidden_size=1152, patch_size=16),
+    "qwen3_5_moe_vision": _qwen("qwen3_5_moe", "hidden_size", hidden_size=1152, patch_size=16),
     "llama4_vision_model": VisionRow(
         "llama4", "hidden_size", ("num_attention_heads",), False, "rope_parameters",
         {"hidden_size": 768, "num_attention_heads": 16, "rope_theta": 10_000.0,
@@ -124,11 +127,14 @@ VISION_OF: dict[str, str] = {
     "qwen2_vl": "qwen2_vl_vision",
     "qwen2_5_vl": "qwen2_5_vl_vision",
     "qwen3_vl": "qwen3_vl_vision",
+    "qwen3_vl_moe": "qwen3_vl_moe_vision",
+    "qwen3_5": "qwen3_5_vision",
+    "qwen3_5_moe": "qwen3_5_moe_vision",
     "llama4": "llama4_vision_model",
 }
 """A vision-language config's ``model_type`` -> the vision config class its config class builds,
 whatever the ``model_type`` its ``vision_config`` says (released Qwen2-VL files give none, Qwen3-VL
-files say ``"qwen3_vl"``). Other wrappers (Mistral 3, LLaVA) build the class their
+files say ``"qwen3_vl"``, Qwen3.5 files ``"qwen3_5"``). Other wrappers (Mistral 3, LLaVA) build the class their
 ``vision_config``'s ``model_type`` names."""
 
 
@@ -279,10 +285,11 @@ def axial_spec(config: Mapping[str, Any] | object) -> AxialSpec:
     Parameters
     ----------
     config
-        A vision config (Pixtral's ``pixtral``, ``qwen2_vl_vision``, ``qwen2_5_vl_vision``,
-        ``qwen3_vl_vision``, ``llama4_vision_model``, ``mlcd_vision_model``, ``dinov3_vit``), or a
-        vision-language config whose ``vision_config`` is one (Qwen2/2.5/3-VL, Llama 4, Mistral 3),
-        as a dict or a transformers config object.
+        A vision config (a ``model_type`` of :data:`VISION`: Pixtral's ``pixtral``, the Qwen
+        towers' ``qwen2_vl_vision`` ... ``qwen3_5_moe_vision``, ``llama4_vision_model``,
+        ``mlcd_vision_model``, ``dinov3_vit``), or a vision-language config whose
+        ``vision_config`` is one (Qwen2/2.5/3-VL, Qwen3.5, Llama 4, Mistral 3), as a dict or a
+        transformers config object.
 
     Returns
     -------
