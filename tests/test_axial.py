@@ -176,11 +176,19 @@ CASES = {
         num_position_embeddings=16,
     ),  # fmt: skip
     **{
-        name: _qwen_vl(name, vision_class, hidden_size=64, intermediate_size=32,
-                       out_hidden_size=32, num_position_embeddings=16)
-        for name, vision_class in (("qwen3_vl_moe", "Qwen3VLMoeVisionConfig"),
-                                   ("qwen3_5", "Qwen3_5VisionConfig"),
-                                   ("qwen3_5_moe", "Qwen3_5MoeVisionConfig"))
+        name: _qwen_vl(
+            name,
+            vision_class,
+            hidden_size=64,
+            intermediate_size=32,
+            out_hidden_size=32,
+            num_position_embeddings=16,
+        )
+        for name, vision_class in (
+            ("qwen3_vl_moe", "Qwen3VLMoeVisionConfig"),
+            ("qwen3_5", "Qwen3_5VisionConfig"),
+            ("qwen3_5_moe", "Qwen3_5MoeVisionConfig"),
+        )
     },  # fmt: skip
     "mlcd": _mlcd,
     "llama4": _llama4,

@@ -2,8 +2,8 @@ r"""Vision configs read into :mod:`posenc_ref.axial` specs: scheme, head width, 
 
 A vision tower rotates its patches by axial (2-D) RoPE, not by the 1-D RoPE of
 :func:`~posenc_ref.models.rope_spec`. :func:`axial_spec` reads a vision config (Pixtral's, a
-Qwen2/2.5/3-VL or Qwen3.5 tower's, Llama 4's, MLCD's, DINOv3's), or a vision-language config's vision
-part, into an :class:`AxialSpec`: which of :data:`posenc_ref.axial.SCHEMES` the family's code
+Qwen2/2.5/3-VL or Qwen3.5 tower's, Llama 4's, MLCD's, DINOv3's), or a vision-language config's
+vision part, into an :class:`AxialSpec`: which of :data:`posenc_ref.axial.SCHEMES` the family's code
 is, its head width and base as the family's rotary class computes them, the grid positions, and
 the order of the patches in the sequence (the ``spatial_merge_size`` blocks of the Qwen towers).
 
@@ -133,9 +133,9 @@ VISION_OF: dict[str, str] = {
     "llama4": "llama4_vision_model",
 }
 """A vision-language config's ``model_type`` -> the vision config class its config class builds,
-whatever the ``model_type`` its ``vision_config`` says (released Qwen2-VL files give none, Qwen3-VL
-files say ``"qwen3_vl"``, Qwen3.5 files ``"qwen3_5"``). Other wrappers (Mistral 3, LLaVA) build the class their
-``vision_config``'s ``model_type`` names."""
+whatever the ``model_type`` its ``vision_config`` says (released Qwen2-VL files give none,
+Qwen3-VL files say ``"qwen3_vl"``, Qwen3.5 files ``"qwen3_5"``). Other wrappers (Mistral 3,
+LLaVA) build the class their ``vision_config``'s ``model_type`` names."""
 
 
 @dataclass(frozen=True)

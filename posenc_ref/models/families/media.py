@@ -20,16 +20,25 @@ from ..family import Family
 __all__ = ["MEDIA", "PARTS", "Part"]
 
 
-def rotating(name: str, what: str, *, folder: str | None = None, **row) -> Family:
+def rotating(
+    name: str,
+    what: str,
+    *,
+    folder: str | None = None,
+    positions: str = "positions arange(sequence)",
+    **row,
+) -> Family:
     """A row whose code rotates ``what`` (a 1-D sequence) with the conventions."""
     pairs = "interleaved pairs" if row.get("layout") == "interleaved" else "rotate_half"
     return Family(
         **row,
         folder=folder,
         source=f"modeling_{folder or name}.py: {pairs} on the first int(head_dim * "
-        f"partial_rotary_factor) coordinates of {what}, positions arange(sequence) (+ the "
-        "cache's length)",
+        f"partial_rotary_factor) coordinates of {what}, {positions}",
     )
+
+
+_CACHED = "positions arange(sequence) + the cache's length"
 
 
 _BY_HEAD = (
@@ -53,9 +62,9 @@ _PE = dict(layout="interleaved", theta=20_000.0)
 _NEMOTRON_ROPE = {"rope_type": "default", "rope_theta": 10_000.0, "partial_rotary_factor": 0.5}
 
 MEDIA: dict[str, Family] = {
-    "mimi": rotating("mimi", "the encoder's and decoder's transformer frames"),
+    "mimi": rotating("mimi", "the encoder's and decoder's transformer frames", positions=_CACHED),
     "pocket_tts_audio_tokenizer": rotating(
-        "pocket_tts_audio_tokenizer", "the codec transformer's frames"
+        "pocket_tts_audio_tokenizer", "the codec transformer's frames", positions=_CACHED
     ),
     "pe_audio_encoder": rotating(
         "pe_audio_encoder",
@@ -76,8 +85,11 @@ MEDIA: dict[str, Family] = {
         **_PE,
     ),  # fmt: skip
     "timesfm2_5": rotating(
-        "timesfm2_5", "the series' patches (positions arange(patches) - the masked patches)"
-    ),
+        "timesfm2_5",
+        "the series' patches",
+        positions="positions arange(patches) minus the number of masked (padding) patches, "
+        "negative for those",
+    ),  # fmt: skip
     "lasr_encoder": rotating("lasr_encoder", "the subsampled audio frames", folder="lasr"),
     "nemotron3_5_transcribe_asr_audio": rotating(
         "nemotron3_5_transcribe_asr_audio",
