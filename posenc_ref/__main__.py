@@ -144,13 +144,21 @@ def _inspect(args: argparse.Namespace) -> int:
         raise _Refused("--where filters the rows of --cache; add --cache, or leave --where out")
     plot = _plot_target(args.plot) if args.plot else None  # refuse a bad target before printing
     alpha = _lerope_alpha(args.lerope_alpha) if args.lerope_alpha is not None else None
-    path, encoding = _read(args.config, args.layer_type, args.layout, alpha)
+    path = _locate(args.config)
+    config = _read_config(path)
+    tower = _vision_tower(config)
+    if tower is not None and not tower.read_from and not args.json:  # a vision config alone
+        print(tower.describe())
+        return 0
+    encoding = _encoding(config, args.layer_type, args.layout, alpha)
     if args.json:
         print(cli.inspect_json(args.config, path, encoding))
         if plot is not None and encoding.kind == "rope":
             _plot(encoding, *plot)
         return 0
     print(describe_encoding(encoding, all_pairs=args.all_pairs))
+    if tower is not None:  # a vision-language config's tower: its axial RoPE too
+        print("\n" + tower.describe())
     if plot is not None:
         if encoding.kind != "rope":
             print(
@@ -193,6 +201,16 @@ def _lerope_alpha(argument: str):
     except CheckpointError as error:
         raise _Refused(str(error)) from error
     return values
+
+
+def _vision_tower(config: dict):
+    """The config's vision tower as an axial spec, or None; a bad one is refused."""
+    from .models.vision import vision_tower
+
+    try:
+        return vision_tower(config)
+    except (ValueError, TypeError) as error:
+        raise _Refused(f"config refused (its vision tower): {_message(error)}") from error
 
 
 def _encoding(config: dict, layer_type: str | None, layout: str | None, lerope_alpha=None):

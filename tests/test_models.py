@@ -826,6 +826,7 @@ def test_the_family_table_is_one_table_of_disjoint_files():
         CONFIG_CLASSES,
         CONVENTIONAL,
         EXCEPTIONS,
+        MEDIA,
         MLA_VARIANTS,
         NOT_IMPLEMENTED_ROWS,
         REMOTE,
@@ -835,7 +836,7 @@ def test_the_family_table_is_one_table_of_disjoint_files():
     from posenc_ref.models.traits import Clockwise
 
     files = (CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS,
-             WITHOUT_ROPE)  # fmt: skip
+             WITHOUT_ROPE, MEDIA)  # fmt: skip
     assert sum(len(rows) for rows in files) == len(FAMILIES)
     assert all(FAMILIES[name] is row for rows in files for name, row in rows.items())
     with pytest.raises(ValueError, match=r"\['llama'\] have rows in two files"):

@@ -9,7 +9,7 @@ its code decides and its config does not say, as traits). :func:`rope_spec` is a
 each in its own module and each asking the row's traits; there is no per-family or per-type
 branch, and a config passes through the modules once, in order:
 
-1. the config and its language model (``_config.py``);
+1. the config, a wrapper's part that holds the rotary, and its language model (``_config.py``);
 2. the family's row, or why there is none (``families/``);
 3. the config class's defaults and other names for keys, from the row (``family.py``);
 4. the RoPE dict, its type and base (``_rope_dict.py``);
@@ -28,13 +28,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._config import CLASS_NOTES, language_config, shown
+from ._config import CLASS_NOTES, language_config, rotary_part, shown
 from ._layers import around_of, layer_count
 from ._learned import with_learned_scales
 from ._rope_dict import choose_rope, is_nested, rope_dicts
 from ._shape import shape_of
 from ._unread import with_notes
-from .families import find_family, text_renamed
+from .families import PARTS, find_family, language_of, text_renamed
 from .rope_types import TypeArgs, read_type
 from .spec import NoRopeError, RopeSpec
 from .traits import RopeLayers
@@ -110,8 +110,9 @@ def rope_spec(
     >>> spec.head_dim, spec.rotary_dim, spec.layout, spec.rope_type
     (80, 32, 'half', 'default')
     """
-    given, model_type = language_config(config)
-    given, model_type, said = text_renamed(config, given, model_type)
+    top, held = rotary_part(config, PARTS)  # a wrapper's part that holds the rotary
+    given, model_type = language_config(top)
+    given, model_type, said = text_renamed(top, given, model_type)
     family, model_type = find_family(given, model_type, layout)
     config = family.resolve(given)  # aliases, then the config class's defaults
     said = (*said, *config.pop(CLASS_NOTES, ()))  # what a config class's rewrite ignored
@@ -122,7 +123,7 @@ def rope_spec(
     read = read_type(chosen.kind, args, chosen.rope["rope_type"])
     around = around_of(chosen, family, read, shape.rotary_dim)
     spec = RopeSpec.from_steps(model_type, chosen, shape, read, around)
-    spec = with_notes(spec, given, family, said)  # what the code ignores, noted or refused
+    spec = with_notes(spec, given, family, (*held, *said))  # what the code ignores: noted/refused
     return with_learned_scales(spec, family, lerope_alpha)
 
 
@@ -147,8 +148,7 @@ def layer_specs(
     -------
     list of RopeSpec or None
     """
-    plain, model_type = language_config(config)
-    plain, model_type, _ = text_renamed(config, plain, model_type)
+    plain, model_type, _ = language_of(config)
     family, _ = find_family(plain, model_type, layout)
     plain = family.resolve(plain)
     types = plain.get("layer_types")

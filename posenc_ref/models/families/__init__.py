@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 from ..._checks import check_layout
-from .._config import language_config, plain
+from .._config import language_config, plain, rotary_part
 from ..family import Family
 from ..spec import NoRopeError
 from ..traits import (
@@ -42,6 +42,7 @@ from ..traits import (
 from .config_classes import CONFIG_CLASSES
 from .conventional import CONVENTIONAL
 from .exceptions import EXCEPTIONS
+from .media import MEDIA, PARTS
 from .mla_variants import MLA_VARIANTS
 from .not_implemented import NOT_IMPLEMENTED_ROWS
 from .remote import ARCHITECTURES, REMOTE
@@ -57,6 +58,8 @@ __all__ = [
     "ARCHITECTURES",
     "NOT_IMPLEMENTED_ROWS",
     "WITHOUT_ROPE",
+    "MEDIA",
+    "PARTS",
     "merged",
     "NO_ROPE",
     "NOT_IMPLEMENTED",
@@ -89,7 +92,7 @@ def merged(*tables: Mapping[str, Family]) -> dict[str, Family]:
 
 FAMILIES: dict[str, Family] = merged(
     CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS,
-    WITHOUT_ROPE,
+    WITHOUT_ROPE, MEDIA,
 )  # fmt: skip
 """``model_type`` -> its :class:`~posenc_ref.models.Family` row, RoPE or not."""
 
@@ -197,9 +200,15 @@ def inferred_family(config: Mapping[str, Any], model_type: str | None):
 
 
 def language_of(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str | None, tuple]:
-    """``language_config`` and then :func:`text_renamed`: what both readers read."""
-    text, model_type = language_config(config)
-    return text_renamed(config, text, model_type)
+    """``rotary_part``, ``language_config`` and :func:`text_renamed`: what the readers read.
+
+    ``rotary_part`` (``posenc_ref.models._config``) reads a wrapper of :data:`PARTS` through
+    the sub-config that holds its rotary.
+    """
+    top, said = rotary_part(config, PARTS)
+    text, model_type = language_config(top)
+    text, model_type, renamed = text_renamed(top, text, model_type)
+    return text, model_type, (*said, *renamed)
 
 
 @cache
