@@ -6,9 +6,21 @@ torch function can be slow, and timing is the benchmarks' business, not the test
 """
 
 import os
+import sys
 
-import pytest
-from hypothesis import HealthCheck, settings
+# One thread per process for torch's (OpenMP) and MKL's kernels, unless the caller chose. The
+# suite's tensors are small and ``make test`` runs one pytest-xdist worker per core (the site
+# build adds two processes): with a thread per core in every process, OpenMP's threads spin at
+# each barrier waiting for a core another process holds. Measured on 2 loaded cores, one M-RoPE
+# diagnosis test: 55 s wall, 10 s CPU with one thread; 932 s wall, 52 s CPU with two. Set before
+# torch is imported, so that the worker processes and the site build's subprocesses inherit it.
+for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+if "torch" in sys.modules:  # imported already (by a plugin): the variable came too late
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
     "dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
