@@ -201,7 +201,8 @@ def evaluate(
     apart; for those, 99% of the coordinates must meet the plain allowance and every one the
     allowance plus one rounding step, else the plain worst is returned. Once the value is
     certain to exceed ``stop_above`` the remaining calls are skipped and a lower bound (above
-    ``stop_above``) is returned: a model that fails on the first call costs one call.
+    ``stop_above``) is returned: a model that fails on the first call costs one call. An
+    infinite bound is returned at once (it is exact).
     """
     worst, worst_step, inside, total = 0.0, 0.0, 0, 0
     low = h.model.precision is not None
@@ -222,9 +223,11 @@ def evaluate(
                 worst_step = max(worst_step, float(excess_ratio(got, predicted, stepped).max()))
                 inside += int((excess <= 1).sum())
                 total += excess.numel()
-            # the result is at least worst (worst_step for a low-precision model)
-            if (worst_step if low else worst) > stop_above:
-                return worst_step if low else worst
+            # The result is at least worst (worst_step for a low-precision model); once that
+            # is infinite (a NaN the model does not predict) it is the result, whatever follows.
+            bound = worst_step if low else worst
+            if bound > stop_above or bound == math.inf:
+                return bound
     if worst > 1 and low and worst_step <= 1 and inside >= 0.99 * total:
         return worst_step
     return worst

@@ -11,6 +11,7 @@ when ``CI`` is set: there a missing browser is a failure, so CI cannot pass with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +34,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # The repository widget's GitHub API calls were removed (overrides/partials/source.html), so no
 # request may leave the host. Keep the widget and this would be {"api.github.com"}.
 ALLOWED_OFF_HOST: set[str] = set()
+TAB_VIEWPORT = {"width": 1400, "height": 1000}
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",  # the test may run as root in a container
@@ -183,10 +186,10 @@ class Tab:
         assert self.errors == [], "browser errors:\n" + "\n".join(self.errors)
 
 
-@pytest.fixture
-def tab(chromium):
-    # At 1400 px the left navigation and the table of contents are both shown (hidden < 1220).
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+@contextlib.contextmanager
+def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT) -> Iterator[Tab]:
+    """A page in a fresh browser context of this size; requests off the host are blocked."""
+    context = chromium.new_context(viewport=viewport)
     page = context.new_page()
     state = Tab(page)
 
@@ -211,8 +214,23 @@ def tab(chromium):
     page.on("pageerror", lambda e: state.errors.append(f"page error: {e}"))
     page.on("requestfailed", failed)
     page.on("response", response)
-    yield state
-    context.close()
+    try:
+        yield state
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def new_tab(chromium):
+    """``with new_tab() as tab:`` a tab as ``tab`` opens it (or of another ``viewport``)."""
+    return partial(open_tab, chromium)
+
+
+@pytest.fixture
+def tab(chromium):
+    # At 1400 px the left navigation and the table of contents are both shown (hidden < 1220).
+    with open_tab(chromium, TAB_VIEWPORT) as state:
+        yield state
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import inspect
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
@@ -348,28 +349,86 @@ def _slug(page: str) -> str:
 # Browser tests ask for `tab` first, so that a missing Chromium skips them before the build.
 
 
+@dataclass
+class PageView:
+    """What one load of a page showed: read at 1400 px, then at each of :data:`WIDTHS`."""
+
+    found: dict  # _INSPECT_PAGE's answer at 1400 px
+    download_ok: bool | None  # a notebook's download link works (None: not a notebook)
+    offhost: list[str]  # requests that left the host, up to the inspection at 1400 px
+    errors: list[str]  # browser errors, likewise
+    problems: list[str]  # what overflows at each of WIDTHS
+
+
+def _view_page(new_tab, site, screenshots, page_src: str) -> PageView:
+    """Load a page once, inspect it, then resize it to each width and look for overflow."""
+    with new_tab() as tab:  # 1400 px, as the tab fixture opens it
+        page = tab.page
+        page.goto(site.page_url(page_src), wait_until="networkidle")
+        _wait_for_math(page)
+        found = page.evaluate(_INSPECT_PAGE)
+        # A screenshot for a human to look at, not a check: the API page is long (over 1 MB of
+        # HTML), and under load its full-page capture takes more than the default 30 s.
+        page.screenshot(
+            path=str(screenshots / f"{_slug(page_src)}.png"), full_page=True, timeout=180_000
+        )
+        download_ok = None
+        if page_src.endswith(".ipynb"):  # executed at build time: the outputs are on the page
+            download = "async () => (await fetch(document.querySelector('a[download]').href)).ok"
+            download_ok = bool(page.evaluate(download))
+        offhost, errors = list(tab.offhost), list(tab.errors)
+        problems = []
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(100)  # let the layout settle after the resize
+            problems += [f"{width} px: {p}" for p in page.evaluate(_OVERFLOW, width >= 1000)]
+            if width < 1000:
+                shot = screenshots / f"{_slug(page_src)}_{width}.png"
+                # An artifact, not a check: as above, a long page's capture can take more than
+                # the default 30 s under load.
+                page.screenshot(path=str(shot), full_page=True, timeout=180_000)
+    return PageView(found, download_ok, offhost, errors, problems)
+
+
+@pytest.fixture(scope="session")
+def page_view(new_tab, site, screenshots):
+    """``page_view(src)``: the page's :class:`PageView`, from one load shared by the tests.
+
+    Loading a long page and typesetting its math is most of a browser test's time (the API and
+    Tests pages take 20-35 s under load), so each page is loaded once for all that look at it.
+    A load that raised raises again in every test that asks for it.
+    """
+    views: dict[str, PageView | Exception] = {}
+
+    def view(page_src: str) -> PageView:
+        if page_src not in views:
+            try:
+                views[page_src] = _view_page(new_tab, site, screenshots, page_src)
+            except Exception as error:  # noqa: BLE001 - re-raised below, in each test
+                views[page_src] = error
+        found = views[page_src]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    return view
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("page_src", PAGES)
-def test_page_renders_offline(tab, site, screenshots, page_src):
+def test_page_renders_offline(page_view, page_src):
     """Math typeset, images loaded, no raw TeX, no errors, nothing fetched from another host."""
-    page = tab.page
-    page.goto(site.page_url(page_src), wait_until="networkidle")
-    _wait_for_math(page)
-    found = page.evaluate(_INSPECT_PAGE)
-    # A screenshot for a human to look at, not a check: the API page is long (over 1 MB of
-    # HTML), and under load its full-page capture takes more than the default 30 s.
-    page.screenshot(
-        path=str(screenshots / f"{_slug(page_src)}.png"), full_page=True, timeout=180_000
-    )
+    view = page_view(page_src)
+    found = view.found
     assert found["unrendered"] == 0, f"{found['unrendered']} of {found['math']} formulas raw"
     assert found["merrors"] == [], f"MathJax errors: {found['merrors']}"
     assert _raw_tex(found["text"]) == [], "raw TeX in the text"
     assert found["broken"] == [], f"images that did not load: {found['broken']}"
-    if page_src.endswith(".ipynb"):  # executed at build time: the outputs are on the page
+    if page_src.endswith(".ipynb"):
         assert found["outputs"] > 0, "notebook page without cell outputs"
-        download = "async () => (await fetch(document.querySelector('a[download]').href)).ok"
-        assert page.evaluate(download), "the notebook's download link is broken"
-    tab.assert_clean()
+        assert view.download_ok, "the notebook's download link is broken"
+    assert view.offhost == [], f"requests left the host: {view.offhost}"
+    assert view.errors == [], "browser errors:\n" + "\n".join(view.errors)
 
 
 @pytest.mark.browser
@@ -473,22 +532,9 @@ WIDTHS = (1280, 390)  # a laptop (both sidebars shown), a phone
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page_src", PAGES)
-def test_nothing_cut_off(tab, site, screenshots, page_src):
+def test_nothing_cut_off(page_view, page_src):
     """At 1280 px no code, table, equation or figure overflows; at 390 px the page never does."""
-    page = tab.page
-    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-    page.goto(site.page_url(page_src), wait_until="networkidle")
-    _wait_for_math(page)
-    problems = []
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(100)  # let the layout settle after the resize
-        problems += [f"{width} px: {p}" for p in page.evaluate(_OVERFLOW, width >= 1000)]
-        if width < 1000:
-            shot = screenshots / f"{_slug(page_src)}_{width}.png"
-            # An artifact, not a check: as in test_page_renders_offline, a long page's capture
-            # can take more than the default 30 s under load.
-            page.screenshot(path=str(shot), full_page=True, timeout=180_000)
+    problems = page_view(page_src).problems
     assert problems == [], "\n".join(problems)
 
 
