@@ -108,7 +108,7 @@ def test_a_model_without_rope_is_not_an_unknown_family():
 
 
 @pytest.mark.parametrize(
-    "model_type", ["mistral_large4_text", "deepseek_v4", "dots3_note_text", "hunyuan_vl_text"]
+    "model_type", ["mistral_large4_text", "dots3_note_text", "hunyuan_vl_text"]
 )
 def test_a_family_whose_rope_is_not_implemented_is_refused_even_with_layout(model_type):
     """The refusal names the missing feature; layout= cannot stand in for it."""

@@ -5,7 +5,8 @@ files by kind: :mod:`~posenc_ref.models.families.conventional` (the families tha
 transformers' conventions, one line each), :mod:`~posenc_ref.models.families.exceptions` (RoPE
 families with an exception, each a row with traits),
 :mod:`~posenc_ref.models.families.config_classes` (families whose config class reads a
-released file its own way), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
+released file its own way), :mod:`~posenc_ref.models.families.compressed` (DeepSeek-V4's
+compressed keys), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
 posenc_ref refuses, with the feature it lacks) and
 :mod:`~posenc_ref.models.families.without_rope` (learned and sinusoidal tables, ALiBi, T5
 buckets, none). They are merged into :data:`FAMILIES`, and no ``model_type``
@@ -37,6 +38,7 @@ from ..traits import (
     RopeNotImplemented,
     SwitchedBy,
 )
+from .compressed import COMPRESSED
 from .config_classes import CONFIG_CLASSES
 from .conventional import CONVENTIONAL
 from .exceptions import EXCEPTIONS
@@ -49,6 +51,7 @@ __all__ = [
     "CONVENTIONAL",
     "EXCEPTIONS",
     "CONFIG_CLASSES",
+    "COMPRESSED",
     "REMOTE",
     "ARCHITECTURES",
     "NOT_IMPLEMENTED_ROWS",
@@ -84,7 +87,13 @@ def merged(*tables: Mapping[str, Family]) -> dict[str, Family]:
 
 
 FAMILIES: dict[str, Family] = merged(
-    CONVENTIONAL, EXCEPTIONS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE
+    CONVENTIONAL,
+    EXCEPTIONS,
+    CONFIG_CLASSES,
+    COMPRESSED,
+    REMOTE,
+    NOT_IMPLEMENTED_ROWS,
+    WITHOUT_ROPE,
 )
 """``model_type`` -> its :class:`~posenc_ref.models.Family` row, RoPE or not."""
 

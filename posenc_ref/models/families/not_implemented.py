@@ -37,11 +37,6 @@ NOT_IMPLEMENTED_ROWS: dict[str, Family] = {
         "frequencies depend on checkpoint weights, not only on the config",
         "modeling_mistral_large4.py: LeRoPE's learned scales of the frequencies",
     ),
-    "deepseek_v4": refused(
-        "compressed keys (block summaries) rotated at their blocks' positions with a second "
-        "base, beside the MLA rope part: rope_parameters 'main' and 'compress'",
-        "modeling_deepseek_v4.py: a second RoPE for the compressed keys",
-    ),
     "dots3_note_text": refused(
         "MLA whose head widths differ by layer type (per_layer_config), with the rope part's "
         "pairs read interleaved and written in half order",
