@@ -22,7 +22,7 @@ frequencies, but their own placement and pair layout. The spec of a layer with a
 the indexer's as a second :class:`~posenc_ref.models.RopeSpec` (``spec.indexer``), which
 ``RotaryEmbedding.from_spec`` builds as any other.
 
-Explained on the site: [Model zoo](models.md#sparse-attention-compressed-keys-and-indexers).
+Explained on the site: [Model zoo](models.md#models-sparse).
 """
 
 from __future__ import annotations
