@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import json
 import math
 import warnings
 
@@ -381,3 +382,57 @@ def test_rotate_back_is_deepseek_v4s_turn_of_the_output():
         module = RotaryEmbedding.from_spec(spec)
         mine = torch.cat([x[..., :448].to(F64), rotate_back(module, x[..., 448:], positions)], -1)
         assert within(mine, theirs, positions, spec) <= 1
+
+
+# --------------------------------------------------------------------------- inspect
+
+
+def test_inspect_names_each_layer_types_table_compressed_keys_and_indexer(tmp_path, capsys):
+    """The text: per layer type its table, the compressed keys' rule, K = V, the indexer."""
+    from posenc_ref.__main__ import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(V4_FLASH))
+    assert main(["inspect", str(path)]) == 0
+    text = capsys.readouterr().out
+    blocks = text.split("-" * 76)
+    assert len(blocks) == 3  # sliding, CSA, HCA: one RoPE each
+    kinds = zip(blocks, ("main", "compress", "compress"), (None, 4, 128), strict=True)
+    for block, table, rate in kinds:
+        assert f"table:      rope_parameters['{table}']" in block
+        assert ("compressed:" in block) is (rate is not None)
+        if rate is not None:
+            assert f"block of {rate} tokens" in block and f"s + {rate} b" in " ".join(block.split())
+        assert "values:" in block
+    assert [("indexer:" in b) for b in blocks] == [False, True, False]
+    assert "128 coordinates, 64 without position, then the 64 rotated ones" in " ".join(
+        blocks[1].split()
+    )
+
+
+@pytest.mark.parametrize(
+    "config, layer, indexer",
+    [
+        (V4_FLASH, 1, {"head_dim": 64, "nope_dim": 64, "layout": "interleaved"}),
+        (V32, 0, {"head_dim": 128, "rotary_dim": 64, "nope_dim": 0, "layout": "half"}),
+        (GLM5, 0, {"head_dim": 128, "rotary_dim": 64, "layout": "interleaved",
+                   "output_layout": "half"}),
+    ],
+)  # fmt: skip
+def test_inspect_json_writes_the_indexer_as_a_second_spec(tmp_path, capsys, config, layer, indexer):
+    """``--json``: ``indexer`` is a ropeSpec of its own; the output validates against the schema."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from posenc_ref.__main__ import main
+    from posenc_ref.cli import json_schema
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert main(["inspect", str(path), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator(json_schema()).validate(document)
+    spec = document["encoding"]["rope"][layer]
+    assert {k: spec["indexer"][k] for k in indexer} == indexer
+    assert len(spec["indexer"]["pairs"]) == 32 and spec["indexer"]["indexer"] is None
+    if config is V4_FLASH:
+        assert spec["table"] == "compress" and spec["values_rotated"]
+        assert spec["compressed_keys"]["rate"] == 4 and spec["compressed_keys"]["window"] == 8
