@@ -436,3 +436,28 @@ def test_inspect_json_writes_the_indexer_as_a_second_spec(tmp_path, capsys, conf
     if config is V4_FLASH:
         assert spec["table"] == "compress" and spec["values_rotated"]
         assert spec["compressed_keys"]["rate"] == 4 and spec["compressed_keys"]["window"] == 8
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"rope_parameters": {"rope_type": "yarn", "rope_theta": 20000.0, "factor": 16.0,
+                             "original_max_position_embeddings": 65536},
+         "compress_ratios": [0, 128, 4]},
+        {"rope_theta": 30000.0, "compress_rope_theta": 50000.0, "partial_rotary_factor": 0.25},
+        {"compress_ratios": [0, 4, 128], "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+    ],
+)  # fmt: skip
+def test_deepseek_v4_tables_are_built_as_its_config_class_builds_them(given):
+    """Each layer type's spec has the base, type and width of the class's table for it."""
+    raw = {"model_type": "deepseek_v4", "num_hidden_layers": 3, **given}
+    hf = _v4_object(raw)
+    for layer_type in dict.fromkeys(hf.layer_types):
+        table = "main" if layer_type == SWA else "compress"
+        expected = hf.rope_parameters[table]
+        for config in (raw, hf):
+            spec = rope_spec(config, layer_type=layer_type)
+            assert (spec.table, spec.base, spec.rope_type) == (
+                table, expected["rope_theta"], expected["rope_type"])  # fmt: skip
+            assert spec.rotary_dim == int(512 * expected["partial_rotary_factor"])
+            assert spec.attention_factor == expected.get("attention_factor", 1.0)

@@ -377,8 +377,8 @@ def deepseek_v4_tables(
     if isinstance(rope.get("main"), Mapping) and isinstance(rope.get("compress"), Mapping):
         return {"main": dict(rope["main"]), "compress": dict(rope["compress"])}
     flat = {k: v for k, v in rope.items() if k not in ("main", "compress", "rope_theta")}
-    main_theta = theta if theta is not None else rope.get("rope_theta", 10000.0)
-    main = {"rope_type": "default", "rope_theta": main_theta}
+    # main takes the top-level rope_theta (the class's default 10000), never the flat dict's
+    main = {"rope_type": "default", "rope_theta": theta if theta is not None else 10000.0}
     compress = {**flat, "rope_theta": config.get("compress_rope_theta", 160000.0)}
     kind = compress.get("rope_type", compress.get("type", "default"))
     if kind == "yarn":
