@@ -529,10 +529,9 @@ class Notes(Trait):
 
 @dataclass(frozen=True)
 class RotaryLast(Trait):
-    """The rotated part is the *last* ``int(head_dim * partial_rotary_factor)`` coordinates.
+    """The rotated part is the *last* ``int(head_dim * partial_rotary_factor)`` (DeepSeek-V4).
 
-    DeepSeek-V4's ``apply_rotary_pos_emb`` (``x[..., -rd:]``). The spec is written as MLA's:
-    ``head_dim`` the rotated part, ``nope_dim`` the coordinates before it.
+    The spec is written as MLA's: ``head_dim`` the rotated part, ``nope_dim`` the rest, first.
     """
 
 
@@ -577,10 +576,9 @@ class Compressor(Trait):
 
 @dataclass(frozen=True)
 class ValuesAreKeys(Trait):
-    """The values are the rotated keys (K = V): the output's rotated part is turned back.
+    """The values are the rotated keys (K = V); the output's rotated part is turned back.
 
-    DeepSeek-V4 rotates its attention output by the query's angle backwards
-    (``apply_rotary_pos_emb(out, cos, -sin)``), so that each value enters without position.
+    DeepSeek-V4: ``apply_rotary_pos_emb(out, cos, -sin)`` at the query position.
     """
 
 
