@@ -11,9 +11,10 @@ the weights, the training batches and the evaluation sets; one thread;
 ``torch.use_deterministic_algorithms(True)``. Jobs run in ``--workers`` processes of one thread
 each, so the rows do not depend on how many workers ran them.
 
-``--config full`` (about 11 minutes on two idle cores; the data file records its timings) rewrites the
-``full`` rows of ``experiments/comparison.json``; ``--config smoke`` (seconds) rewrites the
-``smoke`` rows, which ``tests/test_comparison.py`` re-runs and compares. The file keeps both.
+``--config full`` (about 11 minutes on two idle cores; the data file records its timings)
+rewrites the ``full`` rows of ``experiments/comparison.json``; ``--config smoke`` (seconds)
+rewrites the ``smoke`` rows, which ``tests/test_comparison.py`` re-runs and compares. The file
+keeps both.
 """
 
 from __future__ import annotations

@@ -122,6 +122,15 @@ def _add_inspect(commands: argparse._SubParsersAction) -> None:
     inspect.add_argument(
         "--all-pairs", action="store_true", help="list every pair (default: at most 16 rows)"
     )
+    inspect.add_argument(
+        "--lerope-alpha",
+        metavar="FILE",
+        help="Mistral Large 4 only: its learned frequency scales (LeRoPE), which the checkpoint "
+        "holds and config.json does not. Give the checkpoint's folder or one .safetensors "
+        "shard (the tensor lerope.alpha or model.language_model.rotary_emb.alpha is found by "
+        "the index or the headers; only its bytes are read), or the values alone in a .npy, "
+        ".pt or .json file",
+    )
     cli.add_inspect_flags(inspect)
 
 
@@ -134,13 +143,22 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.where:
         raise _Refused("--where filters the rows of --cache; add --cache, or leave --where out")
     plot = _plot_target(args.plot) if args.plot else None  # refuse a bad target before printing
-    path, encoding = _read(args.config, args.layer_type, args.layout)
+    alpha = _lerope_alpha(args.lerope_alpha) if args.lerope_alpha is not None else None
+    path = _locate(args.config)
+    config = _read_config(path)
+    tower = _vision_tower(config)
+    if tower is not None and not tower.read_from and not args.json:  # a vision config alone
+        print(tower.describe())
+        return 0
+    encoding = _encoding(config, args.layer_type, args.layout, alpha)
     if args.json:
         print(cli.inspect_json(args.config, path, encoding))
         if plot is not None and encoding.kind == "rope":
             _plot(encoding, *plot)
         return 0
     print(describe_encoding(encoding, all_pairs=args.all_pairs))
+    if tower is not None:  # a vision-language config's tower: its axial RoPE too
+        print("\n" + tower.describe())
     if plot is not None:
         if encoding.kind != "rope":
             print(
@@ -158,25 +176,50 @@ def _inspect_cache(args: argparse.Namespace) -> int:
         raise _Refused(f"--cache reads every cached model: leave out {args.config}")
     if args.config is None and not args.cache:
         raise _Refused("give a CONFIG (a config.json, a folder or a model id), or --cache")
-    if args.plot or args.layer_type:
-        raise _Refused("--plot and --layer-type apply to one CONFIG, not to --cache")
+    if args.plot or args.layer_type or args.lerope_alpha:
+        raise _Refused(
+            "--plot, --layer-type and --lerope-alpha apply to one CONFIG, not to --cache"
+        )
     try:
         return cli.inspect_cache(args, lambda path: _read(str(path), None, args.layout)[1])
     except ValueError as error:  # a --where the filter cannot read
         raise _Refused(str(error)) from error
 
 
-def _read(argument: str, layer_type: str | None, layout: str | None):
+def _read(argument: str, layer_type: str | None, layout: str | None, lerope_alpha=None):
     """``(path, encoding)`` of a file, a folder or a cached model id, or ``_Refused``."""
     path = _locate(argument)
-    return path, _encoding(_read_config(path), layer_type, layout)
+    return path, _encoding(_read_config(path), layer_type, layout, lerope_alpha)
 
 
-def _encoding(config: dict, layer_type: str | None, layout: str | None):
+def _lerope_alpha(argument: str):
+    """The values ``--lerope-alpha`` names (a checkpoint folder, a shard, a small file)."""
+    from .cli._checkpoint import CheckpointError, read_checkpoint_tensor
+
+    try:
+        values, _ = read_checkpoint_tensor(argument)
+    except CheckpointError as error:
+        raise _Refused(str(error)) from error
+    return values
+
+
+def _vision_tower(config: dict):
+    """The config's vision tower as an axial spec, or None; a bad one is refused."""
+    from .models.vision import vision_tower
+
+    try:
+        return vision_tower(config)
+    except (ValueError, TypeError) as error:
+        raise _Refused(f"config refused (its vision tower): {_message(error)}") from error
+
+
+def _encoding(config: dict, layer_type: str | None, layout: str | None, lerope_alpha=None):
     from .encodings import positional_encoding
 
     try:
-        return positional_encoding(config, layer_type=layer_type, layout=layout)
+        return positional_encoding(
+            config, layer_type=layer_type, layout=layout, lerope_alpha=lerope_alpha
+        )
     except NotImplementedError as error:
         raise _Refused(f"config not supported: {error}") from error
     except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as error:
@@ -208,6 +251,10 @@ def _locate(argument: str) -> Path:
     path = Path(argument)
     if path.is_dir() and (path / "config.json").is_file():
         return path / "config.json"
+    if path.is_dir() and (path / "config.json").exists():  # a pipe or a device named so
+        raise _Refused(
+            f"{path / 'config.json'} is not a regular file (a pipe or a device); give a config.json"
+        )
     if path.exists():
         return path
     if looks_like_model_id(argument):
@@ -251,13 +298,18 @@ def _read_config(path: Path) -> dict:
         raise _Refused(f"{path} is a folder without a config.json; give the config file")
     if not path.is_file():  # a FIFO would block the read, a device (/dev/zero) never end it
         raise _Refused(f"{path} is not a regular file (a pipe or a device); give a config.json")
+    too_big = (
+        f"{path} holds more than {MAX_BYTES} bytes; a model config is a few kilobytes, and "
+        f"posenc_ref reads at most {MAX_BYTES // 2**20} MiB"
+    )
     if path.stat().st_size > MAX_BYTES:
-        raise _Refused(
-            f"{path} holds {path.stat().st_size} bytes; a model config is a few kilobytes, and "
-            f"posenc_ref reads at most {MAX_BYTES // 2**20} MiB"
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
+        raise _Refused(too_big)
+    try:  # bounded: a file whose size is not what stat says (/proc) cannot run on
+        with path.open("rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise _Refused(too_big)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise _Refused(f"{path}: cannot read it ({error})") from error
     try:

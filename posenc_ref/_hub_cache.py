@@ -42,13 +42,41 @@ def hub_cache() -> Path:
     return expand(cache) / "huggingface" / "hub"
 
 
+MAX_REF = 255  # a file name's limit; a revision is a 40-character commit hash
+
+
+def read_ref(ref: Path) -> str:
+    """The revision ``refs/main`` names: one folder name of ``snapshots/``, or ``ValueError``.
+
+    Read with a bound (a ref holds a commit hash); a name too long for a file name, or one that
+    leaves ``snapshots/`` (``..``, a slash), is refused, never opened.
+    """
+    try:
+        with ref.open("rb") as f:
+            raw = f.read(MAX_REF + 2)
+    except OSError as error:
+        raise ValueError(f"{ref}: cannot read it ({error})") from None
+    revision = raw.decode("utf-8", errors="replace").strip()
+    if len(revision) > MAX_REF:
+        raise ValueError(
+            f"{ref} holds more than {MAX_REF} characters; it should name a snapshot (a "
+            "40-character commit hash): the cache is damaged, pass the config.json itself"
+        )
+    if revision in (".", "..") or any(c in revision for c in "/\\\0"):
+        raise ValueError(
+            f"{ref} names {revision!r}, which is not a folder of snapshots/ (a commit hash): the "
+            "cache is damaged, pass the config.json itself"
+        )
+    return revision
+
+
 def cached_config(model_id: str) -> tuple[Path | None, Path]:
     """``config.json`` of ``model_id`` in the hub cache (``refs/main``'s snapshot), or None."""
     repo = hub_cache() / ("models--" + model_id.replace("/", "--"))
     snapshots = repo / "snapshots"
     ref = repo / "refs" / "main"
     if ref.is_file():
-        revision = ref.read_text(encoding="utf-8", errors="replace").strip()
+        revision = read_ref(ref)
         candidate = snapshots / revision / "config.json"
         if revision and candidate.is_file():
             return candidate, repo

@@ -150,9 +150,24 @@ def columns_first(pairs: int) -> torch.Tensor:
 # --------------------------------------------------------------------------- grid positions
 
 
-def _grid(height: object, width: object) -> tuple[torch.Tensor, torch.Tensor]:
+# Grids past this are no image's (Qwen's largest images are ~1200 patches a side); refusing them
+# keeps a typo (10**6 x 10**6) from asking the allocator for terabytes.
+MAX_PATCHES = 2**24
+
+
+def _check_grid(height: object, width: object) -> tuple[int, int]:
     height = check_int("height", height, minimum=1)
     width = check_int("width", width, minimum=1)
+    if height * width > MAX_PATCHES:
+        raise ValueError(
+            f"height * width must be at most 2**24 = {MAX_PATCHES} patches (a 4096 x 4096 grid), "
+            f"got height={height}, width={width} ({height * width} patches)"
+        )
+    return height, width
+
+
+def _grid(height: object, width: object) -> tuple[torch.Tensor, torch.Tensor]:
+    height, width = _check_grid(height, width)
     rows, cols = torch.meshgrid(
         torch.arange(height, dtype=torch.float64),
         torch.arange(width, dtype=torch.float64),
@@ -215,6 +230,9 @@ FAMILIES: dict[str, str] = {
     "qwen2_vl": "qwen2_vl",
     "qwen2_5_vl": "qwen2_vl",
     "qwen3_vl": "qwen2_vl",
+    "qwen3_vl_moe": "qwen2_vl",
+    "qwen3_5": "qwen2_vl",
+    "qwen3_5_moe": "qwen2_vl",
     "mlcd": "qwen2_vl",
     "pixtral": "pixtral",
     "llama4": "llama4",
@@ -280,8 +298,7 @@ def merge_block_order(height: int, width: int, merge_size: int) -> torch.Tensor:
     >>> merge_block_order(2, 4, 2)
     tensor([0, 1, 4, 5, 2, 3, 6, 7])
     """
-    height = check_int("height", height, minimum=1)
-    width = check_int("width", width, minimum=1)
+    height, width = _check_grid(height, width)
     merge_size = check_int("merge_size", merge_size, minimum=1)
     if height % merge_size or width % merge_size:
         raise ValueError(
@@ -366,7 +383,20 @@ def axial_angles(
     """
     positions, inv_freq, pair_axes = _check_tables(positions, inv_freq, pair_axes)
     coords = positions.to(torch.float64)[..., pair_axes.to(positions.device)]  # (..., N, pairs)
-    return coords * inv_freq.to(positions.device, torch.float64)
+    return _finite(coords * inv_freq.to(positions.device, torch.float64), positions, inv_freq)
+
+
+def _finite(angles: torch.Tensor, positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
+    """The angles, or a ValueError where one overflows (cos and sin of inf are NaN)."""
+    if bool(torch.isfinite(angles).all()):
+        return angles
+    fastest = float(inv_freq.abs().max())
+    raise ValueError(
+        "positions must keep every angle finite in float64: |coordinate| * max(inv_freq) "
+        f"< 1.8e308, i.e. |coordinate| < {torch.finfo(torch.float64).max / fastest:.4g} "
+        f"with these frequencies (largest {fastest:.6g}); got a coordinate of "
+        f"{float(positions.abs().max()):.4g}"
+    )
 
 
 def axial_angles_loop(
@@ -382,7 +412,7 @@ def axial_angles_loop(
         coordinate = (row, col)
         rows.append([coordinate[axis] * omega for axis, omega in zip(axes, omegas, strict=True)])
     table = torch.tensor(rows, dtype=torch.float64).reshape(*positions.shape[:-1], len(omegas))
-    return table.to(positions.device)
+    return _finite(table, positions, inv_freq).to(positions.device)
 
 
 def axial_cos_sin(
@@ -437,6 +467,13 @@ def apply_axial_rope(
     if x.dim() < 2:
         raise ValueError(f"x must have shape (..., num_patches, dim), got {tuple(x.shape)}")
     cos, sin = axial_cos_sin(positions, x.shape[-1], base, scheme, dtype=torch.float64)
+    if cos.shape[-2] != x.shape[-2]:
+        raise ValueError(
+            f"positions give {cos.shape[-2]} patches (shape {tuple(positions.shape)}) but x has "
+            f"{x.shape[-2]} (shape {tuple(x.shape)}, patches in its second-to-last dimension): "
+            "give one (row, column) pair per patch of x, e.g. grid_positions(height, width, "
+            "scheme) with height * width patches"
+        )
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     cos, sin = cos.to(x.device, work), sin.to(x.device, work)
     return apply_rope(x, cos, sin, layout=_scheme(scheme).layout)

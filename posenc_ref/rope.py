@@ -295,6 +295,8 @@ class RotaryEmbedding(nn.Module):
         """
         seq_len = check_int("seq_len", seq_len)
         if self._per_call(seq_len):
+            if self.spec is not None:  # the model's, with learned factors where it has them
+                return self.spec.frequencies(seq_len)
             return self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
         return ScaledFrequencies(self.inv_freq, self.attention_factor)
 
@@ -528,6 +530,7 @@ class RotaryEmbedding(nn.Module):
         *,
         layer_type: str | None = None,
         layout: str | None = None,
+        lerope_alpha: object = None,
         max_len: int = 4096,
         device: torch.device | str | None = None,
     ) -> RotaryEmbedding:
@@ -551,6 +554,11 @@ class RotaryEmbedding(nn.Module):
             For configs with one RoPE per layer type (Gemma 3): which one.
         layout
             Pair layout, only for a family posenc_ref does not know.
+        lerope_alpha
+            Mistral Large 4 only: the values of its checkpoint tensor
+            ``model.language_model.rotary_emb.alpha`` (``lerope.alpha`` in the released
+            checkpoint), which scale the frequencies by ``exp(alpha)``; see
+            :func:`~posenc_ref.models.rope_spec`.
         max_len
             Initial table length (``>= 1``); grows on demand.
         device
@@ -570,7 +578,7 @@ class RotaryEmbedding(nn.Module):
         """
         from .models import rope_spec  # the config reader, only when a config is read
 
-        spec = rope_spec(config, layer_type=layer_type, layout=layout)
+        spec = rope_spec(config, layer_type=layer_type, layout=layout, lerope_alpha=lerope_alpha)
         return cls.from_spec(spec, max_len=max_len, device=device)
 
     def extra_repr(self) -> str:  # noqa: D102 (nn.Module's hook for repr)

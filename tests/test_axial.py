@@ -95,6 +95,9 @@ _VISION_MODELS = {
     "qwen2_vl": "Qwen2VisionTransformerPretrainedModel",
     "qwen2_5_vl": "Qwen2_5_VisionTransformerPretrainedModel",
     "qwen3_vl": "Qwen3VLVisionModel",
+    "qwen3_vl_moe": "Qwen3VLMoeVisionModel",
+    "qwen3_5": "Qwen3_5VisionModel",
+    "qwen3_5_moe": "Qwen3_5MoeVisionModel",
 }
 
 
@@ -172,6 +175,21 @@ CASES = {
         out_hidden_size=32,
         num_position_embeddings=16,
     ),  # fmt: skip
+    **{
+        name: _qwen_vl(
+            name,
+            vision_class,
+            hidden_size=64,
+            intermediate_size=32,
+            out_hidden_size=32,
+            num_position_embeddings=16,
+        )
+        for name, vision_class in (
+            ("qwen3_vl_moe", "Qwen3VLMoeVisionConfig"),
+            ("qwen3_5", "Qwen3_5VisionConfig"),
+            ("qwen3_5_moe", "Qwen3_5MoeVisionConfig"),
+        )
+    },  # fmt: skip
     "mlcd": _mlcd,
     "llama4": _llama4,
     "sam2_video": _sam2_video,
@@ -223,6 +241,28 @@ def test_axial_rope_agrees_with_family_code(transformers, family):
     assert ratio <= 1.0, f"{family}: max |ours - HF| {gap:.3g} is {ratio:.3g} x the bound"
 
 
+@pytest.mark.parametrize("family", sorted(set(FAMILIES) - {"sam2_video"}))
+def test_axial_spec_of_the_config_rotates_as_the_family_code(transformers, family):
+    """The config the family's code ran with, read by axial_spec, rotates as that code.
+
+    Its scheme, head width, base and grid; the object and its dict read alike.
+    """
+    from posenc_ref.models import axial_spec
+
+    n = _grid(family)[0] * _grid(family)[1]
+    q, k = _qk(n, 16, seed=sum(map(ord, family)))
+    q_hf, k_hf, config, _ = CASES[family](transformers, q, k)
+    spec = axial_spec(config)
+    assert spec == axial_spec(config.to_dict())
+    assert (spec.scheme, spec.head_dim, spec.merge_size) == (FAMILIES[family], 16, 1)
+    positions = spec.positions(*_grid(family))
+    reach = float((positions.abs().max() * spec.inv_freq.max()).ceil())
+    scale = 2 * max(float(q.abs().max()), float(k.abs().max()))
+    bound = angle_atol(reach, spec.base) * scale + 16 * ULP * scale
+    for x, theirs in ((q, q_hf), (k, k_hf)):
+        assert float((spec.apply(x, positions).double() - theirs.double()).abs().max()) <= bound
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_other_schemes_disagree_with_family_code(transformers, family):
     """Negative control: every other scheme misses the family's rotation by far."""
@@ -232,7 +272,11 @@ def test_other_schemes_disagree_with_family_code(transformers, family):
             assert ratio > 100, f"{family} also matches scheme {scheme!r} ({ratio:.3g} x bound)"
 
 
-@pytest.mark.parametrize("family", ["pixtral", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "mlcd"])
+@pytest.mark.parametrize(
+    "family",
+    ["pixtral", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
+     "mlcd"],
+)  # fmt: skip
 def test_grid_positions_are_the_family_positions(transformers, family):
     """The (row, column) positions the family's vision model makes are grid_positions'."""
     q, k = _qk(HEIGHT * WIDTH, 16, seed=0)

@@ -88,6 +88,23 @@ def test_vl_tower_positions_and_rotation_are_the_merge_block_ones(vl_tower):
 
 
 @pytest.mark.peers
+def test_axial_spec_of_the_tower_config_gives_its_merge_block_positions(vl_tower):
+    """axial_spec reads the tower's config: merge size 2, and the positions its forward made."""
+    from posenc_ref.models import axial_spec
+
+    _, model = vl_tower
+    spec = axial_spec(model.config)
+    assert (spec.scheme, spec.merge_size, spec.head_dim) == ("qwen2_vl", 2, 16)
+    m, position_ids, cos, sin = tower_rotation(vl_tower, 4, 6)
+    assert torch.equal(position_ids.double(), spec.positions(4, 6))
+    q = torch.randn(1, 4, 24, 16, generator=torch.Generator().manual_seed(1))
+    q_hf, _ = m.apply_rotary_pos_emb_vision(q[0].transpose(0, 1), q[0].transpose(0, 1), cos, sin)
+    torch.testing.assert_close(
+        spec.apply(q, spec.positions(4, 6)), q_hf.transpose(0, 1)[None], atol=1e-5, rtol=0
+    )
+
+
+@pytest.mark.peers
 def test_the_kit_passes_the_tower_in_merge_blocks_and_names_the_row_major_order(vl_tower):
     def tower(q, k, grid):
         m, _, cos, sin = tower_rotation(vl_tower, *grid)

@@ -344,7 +344,6 @@ LLAMA = {"model_type": "llama", "head_dim": 64, "max_position_embeddings": 4096}
           "partial_rotary_factor": 0.5}, {}, ValueError, "partial_rotary_factor"),
         ({**LLAMA, "rotary_pct": 0.25}, {}, ValueError, "rotary_pct"),
         ({**LLAMA, "rope_interleave": True}, {}, ValueError, "rope_interleave"),
-        ({**LLAMA, "rope_ratio": 500}, {}, NotImplementedError, "rope_ratio"),
         ({**LLAMA, "rope_scaling": {"rope_type": "axial"}}, {}, NotImplementedError, "axial"),
         ({**LLAMA, "rope_scaling": {"rope_type": "ntk"}}, {}, ValueError, "unknown rope_type"),
         ({"model_type": "my_model", "head_dim": 64}, {}, ValueError, "layout="),
@@ -732,6 +731,7 @@ READER_STEPS = (
     "posenc_ref.models.spec",
     "posenc_ref.models.sparse",
     "posenc_ref.models._unread",
+    "posenc_ref.models._learned",
 )
 # Step modules no other step calls into: each is entered once, from rope_spec. (The value helpers
 # of _config, the row's methods in family.py and the traits are what every step asks.)
@@ -828,6 +828,8 @@ def test_the_family_table_is_one_table_of_disjoint_files():
         CONFIG_CLASSES,
         CONVENTIONAL,
         EXCEPTIONS,
+        MEDIA,
+        MLA_VARIANTS,
         NOT_IMPLEMENTED_ROWS,
         REMOTE,
         WITHOUT_ROPE,
@@ -835,8 +837,8 @@ def test_the_family_table_is_one_table_of_disjoint_files():
     )
     from posenc_ref.models.traits import Clockwise
 
-    files = (CONVENTIONAL, EXCEPTIONS, CONFIG_CLASSES, COMPRESSED, REMOTE, NOT_IMPLEMENTED_ROWS,
-             WITHOUT_ROPE)  # fmt: skip
+    files = (CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, COMPRESSED, REMOTE,
+             NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA)  # fmt: skip
     assert sum(len(rows) for rows in files) == len(FAMILIES)
     assert all(FAMILIES[name] is row for rows in files for name, row in rows.items())
     with pytest.raises(ValueError, match=r"\['llama'\] have rows in two files"):

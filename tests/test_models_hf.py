@@ -481,11 +481,12 @@ def capture(transformers):
     return "posenc_capture"
 
 
-def tiny_model(transformers, model_type: str, *, full_mask: bool = False, **kwargs):
+def tiny_model(transformers, model_type: str, *, full_mask: bool = False, setup=None, **kwargs):
     """The family's model, tiny, random, on the CPU, recording what reaches attention.
 
     ``full_mask``: hand the layer an all-true boolean mask instead of None (Qwen4-Exp's attention
-    combines its mask with its indexer's selection).
+    combines its mask with its indexer's selection). ``setup(model)``: loads what the checkpoint
+    would (Mistral Large 4's LeRoPE tensor) before any call.
     """
     import inspect as _inspect
 
@@ -509,6 +510,9 @@ def tiny_model(transformers, model_type: str, *, full_mask: bool = False, **kwar
             and getattr(cls, "config_class", None) is type(config)
         )  # fmt: skip
     model.eval()
+    if setup is not None:
+        with torch.no_grad():
+            setup(model)
     named = [(n, m) for n, m in model.named_modules() if "vision" not in n and "visual" not in n]
     if any("decoder" in n for n, _ in named):  # an encoder-decoder (Moonshine): the decoder
         named = [(n, m) for n, m in named if "encoder" not in n]
@@ -564,19 +568,24 @@ def tiny_model(transformers, model_type: str, *, full_mask: bool = False, **kwar
 
 
 def check_variant(
-    transformers, model_type, positions, *, queries_only_scaled=None, full_mask=False, **kwargs
-):
+    transformers, model_type, positions, *, queries_only_scaled=None, full_mask=False,
+    setup=None, reader=None, **kwargs,
+):  # fmt: skip
     """Every layer of the tiny model: posenc_ref's layer spec reproduces what reaches attention.
 
-    Returns the layer specs (None for a layer without RoPE) for further checks.
+    ``setup`` as for :func:`tiny_model`; ``reader``: keyword arguments of the config reader (the
+    checkpoint's values it needs). Returns the layer specs (None for a layer without RoPE).
     """
     from posenc_ref import RotaryEmbedding
     from posenc_ref.models import layer_specs
     from posenc_ref.rope import to_interleaved_layout
 
-    config, layers, handed = tiny_model(transformers, model_type, full_mask=full_mask, **kwargs)
+    config, layers, handed = tiny_model(
+        transformers, model_type, full_mask=full_mask, setup=setup, **kwargs
+    )
     text = config.get_text_config().to_dict()
-    specs = layer_specs(text)
+    reader = reader or {}
+    specs = layer_specs(text, **reader)
     positions = torch.as_tensor(positions)
     assert layers, model_type
     if len(layers) != len(specs):  # LongCat-Flash: two attentions per layer, one RoPE for all
@@ -593,7 +602,7 @@ def check_variant(
             if queries_only_scaled is None:
                 assert torch.equal(q, q0), (model_type, layer.layer_idx)
             continue
-        module = RotaryEmbedding.from_hf_config(text, layer_type=spec.layer_type)
+        module = RotaryEmbedding.from_hf_config(text, layer_type=spec.layer_type, **reader)
         start, width, r = spec.nope_dim, spec.head_dim, spec.rotary_dim
         bound = angle_atol(int(positions.max()), spec.base) * 2 * spec.attention_factor
         if positions.dim() == 2:
@@ -731,6 +740,42 @@ def test_mla_rope_part(transformers, capture, model_type, extra):
     specs, _, _ = check_variant(transformers, model_type, [0, 1, 2, 7, 31, 33, 100, 255], **kwargs)
     spec = specs[0]
     assert (spec.head_dim, spec.rotary_dim, spec.nope_dim) == (8, 8, 8)
+
+
+@pytest.mark.parametrize("rope_type", ["yarn", "default", "dynamic"])
+def test_mistral_large4_lerope(transformers, capture, rope_type):
+    """Mistral Large 4: frequencies times exp(alpha), alpha loaded into the model's buffer.
+
+    The rope part (last, interleaved in, half out) of every layer with RoPE, and the layers
+    without (every fourth); dynamic NTK past the context scales its grown frequencies too.
+    """
+    alpha = randn(11, 4) * 0.7  # qk_rope_head_dim 8: four pairs
+    rope = {
+        "rope_type": "yarn",
+        "rope_theta": 1e4,
+        "factor": 8.0,
+        "beta_fast": 32.0,
+        "beta_slow": 1.0,
+        "original_max_position_embeddings": 64,
+        "attention_factor": 1.0,
+    }
+    if rope_type == "default":
+        rope = {"rope_type": "default", "rope_theta": 1e4}
+    elif rope_type == "dynamic":  # grows its base past max_position_embeddings (512)
+        rope = {"rope_type": "dynamic", "rope_theta": 1e4, "factor": 2.0}
+    kwargs = {**MLA_SMALL, "num_hidden_layers": 4, "index_n_heads": 2, "index_head_dim": 16,
+              "rope_parameters": rope, "max_position_embeddings": 512}  # fmt: skip
+    kwargs.pop("q_lora_rank")
+
+    def load(model):
+        model.rotary_emb.load_state_dict({"alpha": alpha.float()})
+
+    specs, _, _ = check_variant(
+        transformers, "mistral_large4_text", [0, 1, 2, 7, 63, 64, 255, 511, 1023], setup=load,
+        reader={"lerope_alpha": alpha.float()}, full_mask=True, **kwargs,
+    )  # fmt: skip
+    assert [s is None for s in specs] == [False, False, False, True]
+    assert torch.equal(specs[0].freq_scales, alpha.float().double().exp())
 
 
 def test_gptj_and_codegen_rotary_dim(transformers, capture):

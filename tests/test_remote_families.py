@@ -75,6 +75,62 @@ def test_chatglm2_rotates_interleaved_pairs_of_the_first_half():
     assert torch.allclose(out, interleaved_oracle(q, POSITIONS, 64, 10000.0), atol=1e-12)
 
 
+# GLM-4-9B-chat's config.json (THUDM/glm-4-9b-chat, as copied in aifunny/Hate-Detection
+# chuli/glm4更新包/config.json @ 4f5fc7d1): the RoPE keys and the widths
+GLM4_9B_CHAT = {**CHATGLM2, "num_layers": 40, "num_hidden_layers": 40, "rope_ratio": 500,
+                "padded_vocab_size": 151552, "seq_length": 131072}  # fmt: skip
+
+
+def glm4_oracle(x, positions, rope_ratio):
+    """GLM-4's modeling_chatglm.py, written from its facts.
+
+    base = 10000 * rope_ratio, theta_i = 1 / base^(2i / 64), angle = position * theta_i (the
+    positions are not divided), pairs (2i, 2i+1) of the first 64 of 128 coordinates, the rest
+    passed through.
+    """
+    base = 10000.0 * rope_ratio
+    theta = 1.0 / base ** (torch.arange(0, 64, 2, dtype=torch.float64) / 64)
+    angle = torch.outer(positions.to(torch.float64), theta)
+    cos, sin = angle.cos(), angle.sin()
+    pairs = x[..., :64].unflatten(-1, (32, 2))
+    out = torch.stack([pairs[..., 0] * cos - pairs[..., 1] * sin,
+                       pairs[..., 1] * cos + pairs[..., 0] * sin], -1)  # fmt: skip
+    return torch.cat([out.flatten(-2), x[..., 64:]], -1)
+
+
+@pytest.mark.parametrize("rope_ratio", [500, 10000, 2.5])
+def test_glm4_rope_ratio_multiplies_the_base(rope_ratio):
+    """GLM-4 (glm-4-9b-chat 500, glm-4-9b-chat-1m 10000): its code multiplies the base."""
+    config = {**GLM4_9B_CHAT, "rope_ratio": rope_ratio}
+    q, out = rotated(config, 128, POSITIONS)
+    assert torch.allclose(out, glm4_oracle(q, POSITIONS, rope_ratio), atol=1e-12)
+    assert rope_spec(config).base == 10000.0 * rope_ratio
+
+
+def test_chatglm2_3_rope_ratio_is_refused_naming_both_codes():
+    """ChatGLM2-6B-32k divides positions by it, ChatGLM3-6B-32k multiplies the base.
+
+    The config (vocabulary 65024) does not say which code it ships.
+    """
+    with pytest.raises(NotImplementedError, match=r"divides the positions.*multiplies the base"):
+        rope_spec({**CHATGLM2, "rope_ratio": 16, "padded_vocab_size": 65024})
+    for one in ({**CHATGLM2, "rope_ratio": 1}, {**GLM4_9B_CHAT, "rope_ratio": 1}):
+        assert rope_spec(one).base == 10000.0  # both codes read 1 the same
+    for bad in (0, -2, "500", [500], float("inf")):
+        with pytest.raises(ValueError, match="rope_ratio must be a finite number"):
+            rope_spec({**GLM4_9B_CHAT, "rope_ratio": bad})
+
+
+def test_rope_ratio_elsewhere_is_ignored_as_transformers_ignores_it():
+    """A Llama config with rope_ratio: Llama's code never reads it; noted, not applied."""
+    spec = rope_spec({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+                      "rope_ratio": 500})  # fmt: skip
+    assert spec.base == 10000.0
+    assert any("rope_ratio = 500 (read by chatglm)" in note for note in spec.notes)
+    with pytest.raises(ValueError, match="rope_ratio is read by chatglm"):
+        rope_spec({"model_type": "my_model", "head_dim": 64, "rope_ratio": 500}, layout="half")
+
+
 def test_chatglm_6b_2d_positions_are_refused_naming_the_feature():
     with pytest.raises(NotImplementedError, match="2-D positions"):
         rope_spec({**CHATGLM2, "position_encoding_2d": True})

@@ -11,6 +11,8 @@ each in a module of its own:
 - ``_cache``: ``inspect --cache``, every model in the local Hugging Face cache, and ``--where``;
 - ``_compare`` and ``_report``: ``compare A B``, what differs between two RoPEs and how far
   their angles part (:func:`compare_specs`), then its text and figure;
+- ``_checkpoint``: ``inspect --lerope-alpha``, one tensor read from a checkpoint's folder, a
+  shard or a small file (Mistral Large 4's learned frequency scales);
 - ``_commands``: these commands' flags and printing;
 - ``_words``: the command's name, its help examples, and hints in terms of its flags.
 """

@@ -20,6 +20,10 @@ EXAMPLES = {
         ("the same as JSON", "inspect Qwen/Qwen3-8B --json"),
         ("every cached model, one row each", "inspect --cache"),
         ("only the YaRN ones, as JSON", "inspect --cache --where rope_type=yarn --json"),
+        (
+            "Mistral Large 4 with its checkpoint's LeRoPE tensor",
+            "inspect Mistral-Large-4/ --lerope-alpha Mistral-Large-4/",
+        ),
     ],
     "compare": [
         ("a base model and its fine-tune", "compare base/config.json tuned/config.json"),
@@ -68,6 +72,12 @@ _REWRITES = [
     (re.compile(r"\blayer_type (['\"])([^'\"]*)\1"), r"--layer-type \2"),
     (re.compile(r"\bpass layer_type=(?=$|[\s:;,.)])"), "pass --layer-type T"),
     (re.compile(r"\blayer_type\b(?!s)"), "--layer-type"),
+    # the messages' own hint names the flag already: "(inspect: --lerope-alpha FILE)"
+    (
+        re.compile(r"\bPass its values as lerope_alpha= \(inspect: (--lerope-alpha FILE)\)"),
+        r"Give them with \1",
+    ),
+    (re.compile(r"\blerope_alpha\b"), "--lerope-alpha"),
 ]
 
 

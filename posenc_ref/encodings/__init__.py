@@ -36,10 +36,10 @@ from importlib import resources
 from typing import Any
 
 from ..models import FAMILIES
-from ..models._config import plain
+from ..models._config import plain, shown
 from ..models.families import instead, language_of, row_of
 from ..models.family import Family
-from ..models.traits import NamedTables, ScaledType, SwitchedBy
+from ..models.traits import ConfigClass, LocalBase, NamedTables, ScaledType, SwitchedBy
 from ._kinds import (
     Alibi,
     LayerType,
@@ -82,6 +82,7 @@ def positional_encoding(
     *,
     layer_type: str | None = None,
     layout: str | None = None,
+    lerope_alpha: Any = None,
 ):
     r"""Which positional encoding a config uses, with its parameters, as the family's code decides.
 
@@ -107,6 +108,8 @@ def positional_encoding(
     layout
         The RoPE pair layout for a family posenc_ref does not know (see ``rope_spec``). For an
         encoding without RoPE it does not apply: the result carries a note saying so.
+    lerope_alpha
+        Mistral Large 4's learned frequency scales, from its checkpoint (see ``rope_spec``).
 
     Returns
     -------
@@ -132,7 +135,12 @@ def positional_encoding(
     row, _ = row_of(model_type)
     encoding = encoding_of(config, row, model_type) if row is not None else "rope"
     if encoding == "rope":
-        return rope_encoding(original, config, model_type, row, layer_type, layout)
+        return rope_encoding(original, config, model_type, row, layer_type, layout, lerope_alpha)
+    if lerope_alpha is not None:
+        raise ValueError(
+            f"lerope_alpha scales the frequencies of a RoPE; {model_type}'s code uses "
+            f"{instead(row)}: leave lerope_alpha out"
+        )
     if unbuilt(row, encoding):  # an encoding posenc_ref names but does not build for it
         switch = row.trait(SwitchedBy)
         why = f" (by its config's {switch.key})" if switch is not None else ""
@@ -158,20 +166,24 @@ def positional_encoding(
     return build(config, row, model_type, (*notes_of(config, row), *notes))
 
 
-def rope_encoding(original, config, model_type, row: Family | None, layer_type, layout) -> Rope:
+def rope_encoding(
+    original, config, model_type, row: Family | None, layer_type, layout, lerope_alpha=None
+) -> Rope:
     """One spec per layer type, each read by ``rope_spec`` from the config as given."""
     from ..models import rope_spec
 
     source = code_of(row, model_type) if row is not None else "posenc_ref.models.rope_spec"
+    read = {"layout": layout, "lerope_alpha": lerope_alpha}
     if layer_type is not None:
-        specs = {layer_type: rope_spec(original, layer_type=layer_type, layout=layout)}
+        specs = {layer_type: rope_spec(original, layer_type=layer_type, **read)}
         return rope_result(model_type, source, specs, config, row)
+    layer_types_of(config, row)  # a malformed list is named before the RoPE is read
     types = rope_layer_types(config, row)
     try:
         if types:
-            specs = {t: rope_spec(original, layer_type=t, layout=layout) for t in types}
+            specs = {t: rope_spec(original, layer_type=t, **read) for t in types}
         else:
-            specs = {None: rope_spec(original, layout=layout)}
+            specs = {None: rope_spec(original, **read)}
     except ValueError as error:
         if row is not None:  # a RoPE family; this config is refused
             raise ValueError(
@@ -206,6 +218,8 @@ def layer_types_of(config: Mapping[str, Any], row: Family | None) -> list[str]:
     types = (row.resolve(config) if row is not None else config).get("layer_types")
     if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):
         return list(types)
+    if types is not None:
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
     return []
 
 
@@ -216,6 +230,8 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
     in). A type whose entry is null has no RoPE (Beam's full-attention layers); the spec of every
     other type lists those layers as ``nope_layers``.
     """
+    if row is not None and row.trait(ConfigClass) is not None:
+        config = row.resolve(config)  # the class rewrites the file (dots3_note's swa_* keys)
     rope = config.get("rope_parameters")
     if row is not None and row.trait(NamedTables) is not None:  # tables by name: every type
         return tuple(dict.fromkeys(layer_types_of(config, row)))
@@ -231,7 +247,8 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
         and all(v is None or isinstance(v, Mapping) for v in rope.values())
     ):
         return tuple(str(key) for key, value in rope.items() if value is not None)
-    if config.get("rope_local_base_freq") is not None:  # Gemma 3's older form
+    local = row.trait(LocalBase) if row is not None else None
+    if local is not None and config.get(local.key) is not None:  # Gemma 3's older form
         return ("sliding_attention", "full_attention")
     return ()
 

@@ -181,6 +181,8 @@ def relative_key_text(e: RelativeKey) -> list[tuple[str, str]]:
 def nope_text(e: NoPE) -> list[tuple[str, str]]:
     if e.attention_layers == 0:
         order = "no layer attends: the state-space layers' recurrence carries the order"
+    elif e.attention_layers is None:  # the family's row says what carries order (a note)
+        order = "what carries the order is in the note below"
     else:
         order = (
             "order reaches the attention layers only through the causal mask and the "

@@ -204,6 +204,8 @@ def build_relative_key(config, row: Family, model_type: str, notes) -> RelativeK
 def build_nope(config, row: Family, model_type: str, notes) -> NoPE:
     counted = row.trait(AttentionLayers)
     layers, attention = counted.rule(config) if counted is not None else (None, None)
+    if counted is None and row.instead:  # no layer count to tell it: the row says what orders
+        notes = (row.instead, *notes)
     return NoPE(model_type, code_of(row, model_type), attention, layers, notes=notes)
 
 

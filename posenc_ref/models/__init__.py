@@ -31,6 +31,10 @@ widths that do not fit raise a ``ValueError`` naming the key; a RoPE key that po
 does not implement raises ``NotImplementedError`` saying so. Keys unrelated to RoPE (vocabulary
 size, layer count, ...) are not looked at.
 
+Vision towers rotate a patch grid by axial (2-D) RoPE: :func:`axial_spec` reads a vision config,
+or a vision-language config's ``vision_config``, into an :class:`AxialSpec` for
+:mod:`posenc_ref.axial` (:data:`VISION` lists the vision families it reads).
+
 The released configs of the families on the site's model zoo ship with the package
 (:func:`released_configs`). Explained on the site: [Model zoo](models.md).
 """
@@ -49,6 +53,7 @@ from .sparse import (
     visible_blocks,
 )
 from .spec import NoRopeError, RopeSpec
+from .vision import VISION, AxialSpec, axial_spec
 
 __all__ = [
     "RopeSpec",
@@ -70,4 +75,7 @@ __all__ = [
     "visible_blocks",
     "rotate_compressed_keys",
     "rotate_back",
+    "axial_spec",
+    "AxialSpec",
+    "VISION",
 ]

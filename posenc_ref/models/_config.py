@@ -37,6 +37,10 @@ TOP_LEVEL_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
 # two by what they mean, as transformers' standardisation would.
 TOP_LEVEL = "__top_level_rope__"
 
+# Where a family's config class rewrite (traits.ConfigClass) leaves the notes of what it ignored,
+# for rope_spec to add to the spec's.
+CLASS_NOTES = "__config_class_notes__"
+
 
 # --------------------------------------------------------------------------- the config
 
@@ -52,6 +56,38 @@ def plain(config: object) -> dict[str, Any]:
         "config must be a dict (the contents of config.json) or a transformers config object, "
         f"got {type(config).__name__}"
     )
+
+
+def rotary_part(
+    config: Mapping[str, Any] | object, parts: Mapping[str, Any]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``(the sub-config that holds the rotary, notes naming it)`` of a wrapper in ``parts``.
+
+    ``parts`` is :data:`~posenc_ref.models.families.PARTS` (a wrapper's ``model_type`` -> where
+    its rotary's sub-config is). A wrapper's sub-config is read in its place (PE Audio's
+    ``audio_config``), through every level (Nemotron 3.5 Transcribe: ``audio_config.asr_config``);
+    any other config is itself.
+    """
+    top, path = plain(config), []
+    while isinstance(top.get("model_type"), str) and top["model_type"] in parts:
+        wrapper, part = top["model_type"], parts[top["model_type"]]
+        sub = lookup(top, part.path)
+        if sub is not None and not isinstance(sub, Mapping):
+            raise TypeError(
+                f"{part.path} must be a dict or null ({wrapper}'s {part.model_type} config, "
+                f"which holds its rotary), got {shown(sub)}"
+            )
+        path.append((wrapper, part))
+        top = {"model_type": part.model_type, **(sub or {})}
+    if not path:
+        return top, ()
+    where = ".".join(part.path for _, part in path)
+    others = "; ".join(part.others for _, part in path if part.others)
+    note = (
+        f"read from {where} (model_type {top['model_type']!r}): the part of {path[0][0]!r} "
+        "that holds its rotary" + (f"; {others}" if others else "")
+    )
+    return top, (note,)
 
 
 def language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

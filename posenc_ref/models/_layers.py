@@ -13,7 +13,7 @@ from typing import Any
 
 from ..query_scale import QueryScale
 from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
-from ._config import layer_count, real
+from ._config import layer_count, real, shown
 from ._rope_dict import ChosenRope
 from .family import Family
 from .rope_types import TypeResult
@@ -84,6 +84,10 @@ def layers_of(
     count = layer_count(config)
     rotating = None
     types = config.get("layer_types")
+    if types is not None and (
+        not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types)
+    ):
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
     if null_types and types is not None:
         rotating = [t not in null_types for t in types]
     rule = family.trait(RopeLayers)

@@ -17,6 +17,7 @@ from .family import Family
 from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
 from .traits import (
     AlphaType,
+    BaseRatio,
     Conflicts,
     FixedBase,
     LegacyKeys,
@@ -190,6 +191,7 @@ def rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], 
     legacy = family.trait(LegacyKeys)
     for key, spec in (legacy.by_key if legacy else {}).items():
         if spec.quantity == "rope_theta" and config.get(key) is not None:
+            real(key, config[key])  # a number, named by the key the config gives
             top_theta = same("rope_theta", top_theta, config[key], ("rope_theta", key))
     return rope, top_theta
 
@@ -208,7 +210,7 @@ def choose_layer_type(
         full.setdefault("rope_theta", top_theta)
         rope = {
             "full_attention": full,
-            "sliding_attention": {"rope_type": "default", "rope_theta": config.get(local.key)},
+            "sliding_attention": {"rope_type": "default", "rope_theta": local_base(config, local)},
         }
         top_theta = None
     scaled = family.trait(ScaledType)
@@ -235,6 +237,12 @@ def choose_layer_type(
     theta = same("rope_theta", rope.get("rope_theta"), top_theta, where)
     rope["rope_theta"] = family.theta_default(layer_type) if theta is None else theta
     return rope, layer_type
+
+
+def local_base(config: Mapping[str, Any], local: LocalBase) -> float | None:
+    """Gemma 3's older sliding-window base, checked under its own name."""
+    value = config.get(local.key)
+    return None if value is None else real(local.key, value)
 
 
 def legacy_per_type(
@@ -282,8 +290,21 @@ def dict_of_layer_type(
     return chosen, layer_type
 
 
+# per_layer_config keys that change no layer's RoPE: the window a layer attends over, the widths
+# of its values and latents, its MLP (NeoMME alternates sliding windows within a layer type;
+# dots3_note's sliding layers have their own key/value heads and latent ranks)
+NOT_ROPE = frozenset({"sliding_window", "num_key_value_heads", "q_lora_rank", "kv_lora_rank",
+                      "v_head_dim", "intermediate_size", "moe_intermediate_size",
+                      "num_experts", "n_routed_experts", "num_experts_per_tok", "mlp_bias",
+                      "attention_bias", "attention_dropout"})  # fmt: skip
+
+
 def layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[str, Any]:
-    """The per_layer_config of transformers (layer index -> keys it overrides), for a type."""
+    """The per_layer_config of transformers (layer index -> keys it overrides), for a type.
+
+    Layers of one type may differ in keys that change no RoPE (:data:`NOT_ROPE`); in any other
+    key they must agree, since posenc_ref reads one RoPE per layer type.
+    """
     per_layer = config.get("per_layer_config")
     if not per_layer:
         return {}
@@ -292,7 +313,7 @@ def layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[s
             f"per_layer_config must be a dict of layer index -> keys, got {shown(per_layer)}"
         )
     types = config.get("layer_types")
-    found: list[dict[str, Any]] = []
+    found: dict[int, dict[str, Any]] = {}
     for index, overrides in per_layer.items():
         try:
             layer = int(index)
@@ -307,15 +328,19 @@ def layer_overrides(config: Mapping[str, Any], layer_type: str | None) -> dict[s
                 f"per_layer_config names layer {layer}, which layer_types does not have"
             )
         if types[layer] == layer_type:
-            found.append(dict(overrides))
-    if not found:
+            found[layer] = {k: v for k, v in overrides.items() if k not in NOT_ROPE}
+    if not any(found.values()):
         return {}
-    if any(f != found[0] for f in found) or len(found) != list(types).count(layer_type):
+    layers = [i for i, t in enumerate(types) if t == layer_type]
+    first = found.get(layers[0], {})
+    differ = next((i for i in layers if found.get(i, {}) != first), None)
+    if differ is not None:
         raise ValueError(
-            f"per_layer_config gives the {layer_type!r} layers different values; posenc_ref reads "
-            "one RoPE per layer type"
+            f"per_layer_config gives the {layer_type!r} layers different values (layer "
+            f"{layers[0]}: {shown(first)}, layer {differ}: {shown(found.get(differ, {}))}); "
+            "posenc_ref reads one RoPE per layer type"
         )
-    return found[0]
+    return first
 
 
 # --------------------------------------------------------------------------- type and base
@@ -363,6 +388,9 @@ def base_of(
                 f"rope_theta (got {shown(rope['rope_theta'])})"
             )
         rope["rope_theta"] = fixed.base
+    ratio = family.trait(BaseRatio)
+    if ratio is not None:  # GLM-4's rope_ratio: the code's base times the factor
+        rope["rope_theta"] = real("rope_theta", rope["rope_theta"]) * ratio.rule(config)
     base = real("rope_theta", rope["rope_theta"])
     if base <= 1:
         raise ValueError(f"rope_theta must be > 1, got {base!r}")

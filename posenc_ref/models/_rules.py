@@ -11,7 +11,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..query_scale import QueryScale
-from ._config import MAX_WIDTH, bounded_int, given, is_number, length
+from ._config import (
+    CLASS_NOTES,
+    MAX_WIDTH,
+    bounded_int,
+    given,
+    is_number,
+    layer_count,
+    length,
+    real,
+    shown,
+)
 
 
 def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
@@ -32,9 +42,19 @@ def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
                 "no_rope_layers is absent and there is no num_hidden_layers to build it"
             )
         return [(i + 1) % interval != 0 for i in range(count)]
-    if not isinstance(listed, (list, tuple)) or not all(v in (0, 1) for v in listed):
+    if not isinstance(listed, (list, tuple)) or not all(
+        isinstance(v, (int, float)) and v in (0, 1) for v in listed
+    ):
         raise ValueError(
-            f"no_rope_layers must be a list of 0 and 1 (1: the layer uses RoPE), got {listed!r}"
+            f"no_rope_layers must be a list of 0 and 1 (1: the layer uses RoPE), got "
+            f"{shown(listed)}"
+        )
+    if count is not None and len(listed) > count:
+        listed = listed[:count]  # layer i reads entry i: the rest is never read (a note says so)
+    elif count is not None and len(listed) < count:
+        raise ValueError(
+            f"no_rope_layers lists {len(listed)} entries but num_hidden_layers={count}: layer i "
+            "reads entry i, so the code cannot build the last layers (transformers fails too)"
         )
     return [bool(v) for v in listed]
 
@@ -386,3 +406,229 @@ def deepseek_v4_tables(
     if "rope_type" not in compress and "type" not in compress:
         compress["rope_type"] = "default"
     return {"main": main, "compress": compress}
+
+
+# dots3_note's sliding-window layers when the config gives no swa_* key
+# (configuration_dots3_note.py: Dots3NoteTextConfig.__post_init__)
+DOTS3_SLIDING = {"num_attention_heads": 64, "num_key_value_heads": 64, "q_lora_rank": 1024,
+                 "kv_lora_rank": 1024, "head_dim": 256, "qk_nope_head_dim": 192,
+                 "v_head_dim": 128}  # fmt: skip
+# the keys only its class reads (use_dsa and use_sliding_window are other classes' words too)
+DOTS3_KEYS = frozenset(f"swa_{key}" for key in (*DOTS3_SLIDING, "qk_rope_head_dim", "rope_theta"))
+
+
+def dots3_note_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """dots3_note's config as its class stores it: per-layer-type MLA widths and RoPE.
+
+    ``Dots3NoteTextConfig.__post_init__`` builds ``layer_types`` (DSA layers ``indexed_attention``,
+    called ``full_attention`` by legacy checkpoints; ``sliding_attention`` except for the first
+    two layers and every fourth from layer 1), turns the ``swa_*`` keys into a
+    ``per_layer_config`` of the sliding layers (unless the config gives one), and
+    ``convert_rope_params_to_dict`` gives each layer type a RoPE dict (the sliding layers' base
+    ``swa_rope_theta``) whose ``partial_rotary_factor`` it sets to that type's
+    ``qk_rope_head_dim / head_dim``, whatever the file says.
+    """
+    out = dict(config)
+    given_per_layer = "per_layer_config" in out
+    use_dsa = out.pop("use_dsa", None if given_per_layer else True)
+    use_sliding = out.pop("use_sliding_window", True)
+    count = layer_count(out) or 46  # the class's default
+    types = out.get("layer_types")
+    if types is None:
+        full = "full_attention" if use_dsa is False else "indexed_attention"
+        types = [full if not use_sliding or i < 2 or i % 4 == 1 else "sliding_attention"
+                 for i in range(count)]  # fmt: skip
+    elif not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {types!r:.80}")
+    if use_dsa is not None:
+        old, new = ("full_attention", "indexed_attention")[:: 1 if use_dsa else -1]
+        types = [new if t == old else t for t in types]
+    out["layer_types"] = list(types)
+    sliding = {key: out.pop(f"swa_{key}", value) for key, value in DOTS3_SLIDING.items()}
+    for key in ("head_dim", "qk_nope_head_dim"):
+        length(f"swa_{key}", sliding[key])
+    sliding["qk_rope_head_dim"] = out.pop(
+        "swa_qk_rope_head_dim",
+        length("swa_head_dim", sliding["head_dim"])
+        - length("swa_qk_nope_head_dim", sliding["qk_nope_head_dim"]),
+    )
+    length("swa_qk_rope_head_dim", sliding["qk_rope_head_dim"])
+    if not given_per_layer:
+        out["per_layer_config"] = {
+            i: dict(sliding) for i, t in enumerate(types) if t == "sliding_attention"
+        }
+    out["rope_parameters"] = dots3_rope(out, types)
+    return out
+
+
+def dots3_rope(out: dict[str, Any], types: list[str]) -> dict[str, Any]:
+    """One RoPE dict per layer type, its partial factor the type's rope part over its head."""
+    swa_theta = out.pop("swa_rope_theta", 50_000.0)
+    if out.get("rope_parameters") is None and out.get("rope_scaling") is None:
+        real("swa_rope_theta", swa_theta)
+    theta = out.pop("rope_theta", 80_000_000.0)
+    out.pop("partial_rotary_factor", None)  # set per type below, as the class does
+    rope = out.get("rope_parameters")
+    if rope is None:
+        scaling = out.get("rope_scaling")
+        if scaling is not None and not isinstance(scaling, Mapping):
+            raise TypeError(f"rope_scaling must be a dict or null, got {shown(scaling)}")
+        rope = out.pop("rope_scaling", None) or {
+            t: {"rope_type": "default", "rope_theta": swa_theta if t == "sliding_attention"
+                else theta} for t in dict.fromkeys(types)
+        }  # fmt: skip
+    if not isinstance(rope, Mapping):
+        raise TypeError(f"rope_parameters must be a dict or null, got {rope!r:.80}")
+    nested = bool(rope) and all(k in types and isinstance(v, Mapping) for k, v in rope.items())
+    rope = {
+        t: dict(rope[t] if nested else rope) for t in (rope if nested else dict.fromkeys(types))
+    }
+    per_layer = out.get("per_layer_config") or {}
+    if not isinstance(per_layer, Mapping):
+        raise TypeError(
+            f"per_layer_config must be a dict of layer index -> keys, got {per_layer!r:.80}"
+        )
+    # to_dict() writes the keys as "01": the layer reads the entry of its index
+    by_index = {int(i): v for i, v in per_layer.items() if str(i).strip().isdigit()}
+    for layer_type, params in rope.items():
+        params.setdefault("rope_theta", theta)
+        own = by_index.get(types.index(layer_type), {}) if layer_type in types else {}
+        own = own if isinstance(own, Mapping) else {}
+        part = own.get("qk_rope_head_dim", out.get("qk_rope_head_dim", 64))
+        head = own.get("head_dim", out.get("head_dim", 256))
+        params["partial_rotary_factor"] = length("qk_rope_head_dim", part) / length(
+            "head_dim", head
+        )
+    return rope
+
+
+# GLM-4's tokenizer: the chatglm checkpoints with this vocabulary run GLM-4's modeling_chatglm.py
+GLM4_VOCABULARY = 151552
+CHATGLM_RATIO_SOURCES = (
+    "THUDM/glm-4-9b-chat modeling_chatglm.py (RotaryEmbedding.forward_impl: base = base * "
+    "self.rope_ratio; read in aifunny/Hate-Detection chuli/glm4更新包/modeling_chatglm.py "
+    "@ 4f5fc7d1, and in the glm-4-9b and glm-4-9b-chat-1m copies beside it)"
+)
+
+
+def chatglm_rope_ratio(config: Mapping[str, Any]) -> float:
+    """ChatGLM's ``rope_ratio``: the factor on the base 10000, where the config says whose code.
+
+    Two revisions of THUDM's remote code read the same key differently: GLM-4's (every chatglm
+    checkpoint with GLM-4's vocabulary of 151552 tokens) multiplies the base by it, as does
+    chatglm3-6b-32k's (vLLM's chatglm.py cites it); chatglm2-6b-32k's divides the positions by
+    it (position interpolation). A ChatGLM2/3 config (vocabulary 65024) does not say which of
+    these its checkpoint ships, so a ratio other than 1 there is refused, naming both.
+    """
+    ratio = config.get("rope_ratio")
+    if ratio is None:
+        return 1.0
+    if isinstance(ratio, bool) or not is_number(ratio) or not 0 < float(ratio) < math.inf:
+        raise ValueError(f"rope_ratio must be a finite number > 0, got {ratio!r:.80}")
+    if float(ratio) == 1.0 or config.get("padded_vocab_size") == GLM4_VOCABULARY:
+        return float(ratio)
+    raise NotImplementedError(
+        f"rope_ratio = {ratio!r} in a ChatGLM2/ChatGLM3 config (padded_vocab_size "
+        f"{config.get('padded_vocab_size')!r}, not GLM-4's {GLM4_VOCABULARY}): THUDM's code reads "
+        "it two ways and the config does not say which it ships. THUDM/chatglm2-6b-32k's "
+        "modeling_chatglm.py divides the positions by it (RotaryEmbedding.forward_impl: seq_idx "
+        "= arange(seq_len) / self.rope_ratio; read in hzg0601/cn-llm-codes "
+        "chatglm2-6b-32k/modeling_chatglm.py @ 6669078), THUDM/chatglm3-6b-32k's multiplies the "
+        "base by it (as vLLM's chatglm.py cites, revision e210410); posenc_ref does not guess "
+        "which (without rope_ratio, or with 1, both read the same)"
+    )
+
+
+def modernbert_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """ModernBERT's (and its decoder's) config as its class stores it: one RoPE per layer type.
+
+    ``ModernBertConfig.__post_init__`` builds ``layer_types`` (full attention every
+    ``global_attn_every_n_layers``-th layer from layer 0, default 3) and
+    ``convert_rope_params_to_dict`` starts from a default RoPE dict per layer type, updates both
+    with a legacy flat ``rope_scaling``, and gives each its base where it has none:
+    ``global_rope_theta`` (160000) for full attention, ``local_rope_theta`` (10000) for the
+    sliding-window layers. A top-level ``rope_theta`` is never read.
+    """
+    out = dict(config)
+    every = out.pop("global_attn_every_n_layers", 3)
+    count = layer_count(out)
+    if out.get("layer_types") is None and count is not None:
+        every = bounded_int("global_attn_every_n_layers", every, "modernbert", minimum=1,
+                            maximum=2**16)  # fmt: skip
+        out["layer_types"] = ["sliding_attention" if i % every else "full_attention"
+                              for i in range(count)]  # fmt: skip
+    scaling = out.pop("rope_scaling", None)
+    given = out.get("rope_parameters")
+    notes: list[str] = []
+    rope = {
+        "sliding_attention": {"rope_type": "default"},
+        "full_attention": {"rope_type": "default"},
+    }
+    if given is not None:
+        if not isinstance(given, Mapping):
+            raise TypeError(f"rope_parameters must be a dict or null, got {given!r:.80}")
+        rope = {key: dict(value) if isinstance(value, Mapping) else value
+                for key, value in given.items()}  # fmt: skip
+        if not set(rope) <= {"full_attention", "sliding_attention"}:
+            raise ValueError(
+                "rope_parameters of ModernBERT must be one dict per layer type (full_attention, "
+                f"sliding_attention), got the keys {sorted(map(str, rope))}; a single RoPE for "
+                "every layer is written as the legacy rope_scaling"
+            )
+
+    if scaling is not None:
+        if not isinstance(scaling, Mapping):
+            raise TypeError(f"rope_scaling must be a dict or null, got {scaling!r:.80}")
+        for layer_type in ("full_attention", "sliding_attention"):
+            if not isinstance(rope.get(layer_type), dict):
+                raise ValueError(
+                    f"rope_scaling updates rope_parameters['{layer_type}'], which this config "
+                    "does not give as a dict (ModernBertConfig.convert_rope_params_to_dict)"
+                )
+            rope[layer_type].update(scaling)
+    for layer_type, key, default in (
+        ("full_attention", "global_rope_theta", 160_000.0),
+        ("sliding_attention", "local_rope_theta", 10_000.0),
+    ):
+        if rope.get(layer_type) is None:
+            rope[layer_type] = {"rope_type": "default"}
+        params = rope[layer_type]
+        params.setdefault("rope_theta", out.pop(key, default))
+        kind, legacy = params.get("rope_type"), params.get("type")
+        if kind is not None and legacy is not None and kind != legacy:
+            # the legacy "type" is read only where rope_type is absent: the model runs `kind`,
+            # and the scaling's other keys are unread (transformers warns and ignores them)
+            unread = sorted(k for k in params if k not in ("rope_type", "rope_theta", "type"))
+            rope[layer_type] = {"rope_type": kind, "rope_theta": params["rope_theta"]}
+            notes.append(
+                f"not read by this family's code: rope_scaling's type {legacy!r} and "
+                f"{', '.join(unread) or 'nothing else'} for the {layer_type} layers: ModernBERT's "
+                f"config class updates its default RoPE dicts with rope_scaling, so their "
+                f"rope_type stays {kind!r} and the model runs {kind!r} RoPE "
+                "(configuration_modernbert.py: convert_rope_params_to_dict; 'type' is read only "
+                "where rope_type is absent)"
+            )
+    out.pop("global_rope_theta", None)
+    out.pop("local_rope_theta", None)
+    out["rope_parameters"] = rope
+    if notes:
+        out[CLASS_NOTES] = tuple(notes)
+    return out
+
+
+def gemma4_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Gemma 4's class forces its last layer to full attention, even in given ``layer_types``.
+
+    (configuration_gemma4.py: ``Gemma4TextConfig.__post_init__`` warns and sets
+    ``layer_types[-1] = "full_attention"``.)
+    """
+    out = dict(config)
+    types = out.get("layer_types")
+    if isinstance(types, (list, tuple)) and types and types[-1] != "full_attention":
+        out["layer_types"] = [*types[:-1], "full_attention"]
+        out[CLASS_NOTES] = (
+            f"layer_types ends in {shown(types[-1])}: Gemma 4's config class forces the last "
+            "layer to full_attention (configuration_gemma4.py, __post_init__), and so does "
+            "this reading",
+        )
+    return out

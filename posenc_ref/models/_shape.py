@@ -123,6 +123,7 @@ def legacy_value(config: Mapping[str, Any], family: Family, quantity: str, head_
     for key, spec in (legacy.by_key if legacy else {}).items():
         if spec.quantity == quantity and config.get(key) is not None:
             given = config[key]
+            real(key, given)  # a number, named by the key the config gives (rotary_pct)
             if spec.convert is not None:
                 given = spec.convert(real(key, given), head_dim)
             value = same(quantity, value, given, (quantity, key))

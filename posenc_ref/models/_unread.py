@@ -17,10 +17,10 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from ._config import is_number, shown
+from ._config import is_number, layer_count, shown
 from .families import FAMILIES
 from .family import Family
-from .traits import Ignored, LayoutFlag, LegacyKeys, ReadElsewhere, SwitchedBy
+from .traits import Ignored, LayoutFlag, LegacyKeys, ReadElsewhere, RopeLayers, SwitchedBy
 
 __all__ = ["with_notes", "unread_notes", "ignored_notes", "readers_of"]
 
@@ -28,8 +28,24 @@ __all__ = ["with_notes", "unread_notes", "ignored_notes", "readers_of"]
 def with_notes(spec: Any, config: Mapping[str, Any], row: Family, said: tuple[str, ...]) -> Any:
     """The spec with the notes of what the code ignores (refused where that contradicts it)."""
     notes = (*said, *spec.notes, *unread_notes(config, row, spec),
-             *ignored_notes(config, row, spec), *engine_notes(config))  # fmt: skip
+             *ignored_notes(config, row, spec), *engine_notes(config),
+             *unread_entries(config, row))  # fmt: skip
     return replace(spec, notes=notes) if notes else spec
+
+
+def unread_entries(config: Mapping[str, Any], row: Family) -> tuple[str, ...]:
+    """Entries of a per-layer list past the last layer: the code never reads them."""
+    layers = row.trait(RopeLayers)
+    listed, count = config.get("no_rope_layers"), layer_count(config)
+    if layers is None or "no_rope_layers" not in layers.reads or count is None:
+        return ()
+    if not isinstance(listed, (list, tuple)) or len(listed) <= count:
+        return ()
+    return (
+        f"no_rope_layers lists {len(listed)} entries for num_hidden_layers={count}: layer i "
+        f"reads entry i, so the last {len(listed) - count} are never read (transformers accepts "
+        "the config and ignores them too)",
+    )
 
 
 def engine_notes(config: Mapping[str, Any]) -> tuple[str, ...]:

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._config import layer_count, lookup
-from .traits import Aliases, Defaults, Ignored, LayerTypes, Mla, Trait
+from ._config import layer_count, length, lookup
+from .traits import Aliases, ConfigClass, Defaults, Ignored, LayerTypes, Mla, Trait
 
 __all__ = ["Family", "ENCODINGS"]
 
@@ -19,6 +19,11 @@ __all__ = ["Family", "ENCODINGS"]
 ENCODINGS = ("rope", "learned", "sinusoidal", "alibi", "t5", "relative_key", "nope")
 
 T = TypeVar("T", bound=Trait)
+
+# Standard keys whose values are integers: a family's other name for one is checked as given.
+WIDTHS_AND_COUNTS = frozenset({"head_dim", "hidden_size", "num_attention_heads",
+                               "num_key_value_heads", "num_hidden_layers",
+                               "max_position_embeddings"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,8 @@ class Family:
 
     def resolve(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The config with the family's names mapped to the standard ones and defaults filled."""
-        out = dict(config)
+        rewrite = self.trait(ConfigClass)
+        out = rewrite.rule(config) if rewrite is not None else dict(config)
         ignored = self.trait(Ignored)
         for key in ignored.why if ignored else ():
             out.pop(key, None)  # the config class never reads it (a note says so)
@@ -143,6 +149,8 @@ class Family:
                 out.setdefault(key, value)
         for standard, own in self.aliases.items():
             value = lookup(out, own)
+            if value is not None and standard in WIDTHS_AND_COUNTS:
+                length(f"{own} (the family's name for {standard})", value)  # named as given
             if value is not None:
                 given = out.get(standard)
                 if given is not None and given != value:

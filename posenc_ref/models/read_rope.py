@@ -9,7 +9,7 @@ its code decides and its config does not say, as traits). :func:`rope_spec` is a
 each in its own module and each asking the row's traits; there is no per-family or per-type
 branch, and a config passes through the modules once, in order:
 
-1. the config and its language model (``_config.py``);
+1. the config, a wrapper's part that holds the rotary, and its language model (``_config.py``);
 2. the family's row, or why there is none (``families/``);
 3. the config class's defaults and other names for keys, from the row (``family.py``);
 4. the RoPE dict, its type and base (``_rope_dict.py``);
@@ -19,7 +19,9 @@ branch, and a config passes through the modules once, in order:
 8. the spec (``spec.py``), with what sparse attention adds: compressed keys and an indexer's
    RoPE (``sparse.py``);
 9. the keys the family's code does not read: noted, or refused where they contradict the spec
-   (``_unread.py``).
+   (``_unread.py``);
+10. learned factors of the frequencies that a checkpoint holds (Mistral Large 4's LeRoPE:
+    ``lerope_alpha``, ``_learned.py``).
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._config import language_config, shown
+from ._config import CLASS_NOTES, language_config, rotary_part, shown
 from ._layers import around_of, layer_count
+from ._learned import with_learned_scales
 from ._rope_dict import choose_rope, is_nested, rope_dicts
 from ._shape import shape_of
 from ._unread import with_notes
-from .families import find_family, text_renamed
+from .families import PARTS, find_family, language_of, text_renamed
 from .rope_types import TypeArgs, read_type
 from .sparse import with_sparse_parts
 from .spec import NoRopeError, RopeSpec
@@ -46,6 +49,7 @@ def rope_spec(
     *,
     layer_type: str | None = None,
     layout: str | None = None,
+    lerope_alpha: Any = None,
 ) -> RopeSpec:
     r"""Read a model's RoPE from its config: widths, layout, base, frequencies, factors.
 
@@ -77,6 +81,12 @@ def rope_spec(
     layout
         Pair layout for a ``model_type`` not in ``FAMILIES``; for a known family it must agree
         with the family's code (or be left out).
+    lerope_alpha
+        Mistral Large 4 only (``mistral_large4_text``, LeRoPE): the values of the checkpoint
+        tensor ``model.language_model.rotary_emb.alpha`` (``lerope.alpha`` in the released
+        checkpoint), ``qk_rope_head_dim / 2`` of them, as a tensor, array or list. Its code
+        multiplies the inverse frequencies by ``exp(alpha)``; without them its config is
+        refused, naming the tensor.
 
     Returns
     -------
@@ -102,10 +112,12 @@ def rope_spec(
     >>> spec.head_dim, spec.rotary_dim, spec.layout, spec.rope_type
     (80, 32, 'half', 'default')
     """
-    given, model_type = language_config(config)
-    given, model_type, said = text_renamed(config, given, model_type)
+    top, held = rotary_part(config, PARTS)  # a wrapper's part that holds the rotary
+    given, model_type = language_config(top)
+    given, model_type, said = text_renamed(top, given, model_type)
     family, model_type = find_family(given, model_type, layout)
     config = family.resolve(given)  # aliases, then the config class's defaults
+    said = (*said, *config.pop(CLASS_NOTES, ()))  # what a config class's rewrite ignored
     chosen = choose_rope(config, family, model_type, layer_type)
     shape = shape_of(chosen, family, model_type)
     args = TypeArgs(chosen.rope, shape.rotary_dim, shape.head_dim, shape.partial, chosen.base,
@@ -114,11 +126,12 @@ def rope_spec(
     around = around_of(chosen, family, read, shape.rotary_dim)
     spec = RopeSpec.from_steps(model_type, chosen, shape, read, around)
     spec = with_sparse_parts(spec, config, family)
-    return with_notes(spec, given, family, said)  # what the code ignores, noted or refused
+    spec = with_notes(spec, given, family, (*held, *said))  # what the code ignores: noted/refused
+    return with_learned_scales(spec, family, lerope_alpha)
 
 
 def layer_specs(
-    config: Mapping[str, Any] | object, *, layout: str | None = None
+    config: Mapping[str, Any] | object, *, layout: str | None = None, lerope_alpha: Any = None
 ) -> list[RopeSpec | None]:
     """The RoPE of every layer of a model, in order: one :class:`RopeSpec` per layer, or ``None``.
 
@@ -131,21 +144,20 @@ def layer_specs(
     ----------
     config
         The model's configuration, as for :func:`rope_spec`.
-    layout
+    layout, lerope_alpha
         As for :func:`rope_spec`.
 
     Returns
     -------
     list of RopeSpec or None
     """
-    plain, model_type = language_config(config)
-    plain, model_type, _ = text_renamed(config, plain, model_type)
+    plain, model_type, _ = language_of(config)
     family, _ = find_family(plain, model_type, layout)
     plain = family.resolve(plain)
     types = plain.get("layer_types")
     count = layer_count(plain)
     if types is None:
-        spec = rope_spec(config, layout=layout)
+        spec = rope_spec(config, layout=layout, lerope_alpha=lerope_alpha)
         if count is None:
             return [spec]
         return [None if i in (spec.nope_layers or ()) else spec for i in range(count)]
@@ -165,7 +177,9 @@ def layer_specs(
         elif layer_type in null:
             per_type[layer_type] = None  # a layer type whose RoPE dict is null (Beam's global)
         else:
-            per_type[layer_type] = rope_spec(config, layer_type=layer_type, layout=layout)
+            per_type[layer_type] = rope_spec(
+                config, layer_type=layer_type, layout=layout, lerope_alpha=lerope_alpha
+            )
     if count is None:
         return [per_type[t] for t in dict.fromkeys(types)]
     out: list[RopeSpec | None] = []

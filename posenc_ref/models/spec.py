@@ -140,6 +140,10 @@ class RopeSpec:
         The RoPE of the layer's lightning indexer (DeepSeek-V3.2, GLM-5, DeepSeek-V4's CSA
         layers): the same frequencies on the indexer's heads, with its own widths, placement
         (``nope_dim`` > 0: the rotated part last) and layout; ``None``: no indexer.
+    freq_scales : torch.Tensor or None
+        ``(rotary_dim // 2,)`` float64: learned factors of the frequencies that the checkpoint
+        holds and the config does not (Mistral Large 4's LeRoPE: ``exp(alpha)``), already
+        multiplied into ``inv_freq`` and into :meth:`frequencies`; ``None`` elsewhere.
     notes : tuple of str
         What the reader noticed and the code ignores: keys of the config that this family's code
         does not read (and whether their values agree with what it computes), the family
@@ -175,6 +179,7 @@ class RopeSpec:
     compressed_keys: CompressedKeys | None = None
     values_rotated: bool = False
     indexer: RopeSpec | None = None
+    freq_scales: torch.Tensor | None = None
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -248,7 +253,10 @@ class RopeSpec:
         seq_len = check_int("seq_len", seq_len)
         if self.scaling is None:
             return ScaledFrequencies(self.inv_freq.clone(), self.attention_factor)
-        return self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
+        freqs = self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
+        if self.freq_scales is not None:  # LeRoPE: the learned factors on any type's frequencies
+            return ScaledFrequencies(freqs.inv_freq * self.freq_scales, freqs.attention_factor)
+        return freqs
 
     def __repr__(self) -> str:
         extra = ""
@@ -270,6 +278,8 @@ class RopeSpec:
             extra += f", compressed_keys={self.compressed_keys}"
         if self.indexer is not None:
             extra += ", indexer=RopeSpec(...)"
+        if self.freq_scales is not None:
+            extra += ", freq_scales=exp(alpha)"
         return (
             f"RopeSpec(model_type={self.model_type!r}, layer_type={self.layer_type!r}, "
             f"rope_type={self.rope_type!r}, head_dim={self.head_dim}, "

@@ -39,6 +39,7 @@ __all__ = [
     "AlphaType",
     "LocalBase",
     "FixedBase",
+    "BaseRatio",
     "Conflicts",
     "Ignored",
     "ReadElsewhere",
@@ -53,6 +54,8 @@ __all__ = [
     "SwitchedBy",
     "RopeNotImplemented",
     "NeedsFeature",
+    "LearnedScales",
+    "ConfigClass",
     "Table",
     "AlibiBias",
     "T5Bias",
@@ -248,6 +251,22 @@ class FixedBase(Trait):
     """The base the code fixes (GPT-J, CodeGen): ``rope_theta`` is then refused."""
 
     base: float
+
+
+@dataclass(frozen=True)
+class BaseRatio(Trait):
+    """A key the code multiplies its fixed base by (GLM-4's ``rope_ratio``).
+
+    ``rule(config) -> the factor``: 1 where the key is absent; it raises where the config does
+    not say which code it runs and the codes read the key differently.
+    """
+
+    key: str
+    rule: Callable[[Mapping[str, Any]], float]
+
+    def keys(self) -> dict[str, str]:
+        """The keys it reads -> what they mean."""
+        return {self.key: "a factor on the base fixed by its code"}
 
 
 @dataclass(frozen=True)
@@ -452,6 +471,35 @@ class NeedsFeature(Trait):
     def keys(self) -> dict[str, str]:
         """The keys it reads -> what they mean."""
         return {self.key: "read by its code"}
+
+
+@dataclass(frozen=True)
+class LearnedScales(Trait):
+    """The inverse frequencies times ``exp(alpha)``, ``alpha`` a tensor of the checkpoint.
+
+    Mistral Large 4's LeRoPE: the config does not hold the values, so the reader takes them as
+    the keyword ``argument`` and refuses the config alone, naming the tensor: ``tensor`` in
+    transformers' state dict, ``checkpoint`` in the released checkpoint, ``text_only`` in a
+    text-only model's.
+    """
+
+    argument: str
+    tensor: str
+    checkpoint: str
+    text_only: str
+
+
+@dataclass(frozen=True)
+class ConfigClass(Trait):
+    """The config class rewrites the file before the code reads it: ``rule(config) -> config``.
+
+    dots3_note's class turns its ``swa_*`` keys into a ``per_layer_config`` of the
+    sliding-window layers and computes each layer type's ``partial_rotary_factor``. ``reads``:
+    the keys only it reads.
+    """
+
+    rule: Callable[[Mapping[str, Any]], dict[str, Any]]
+    reads: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -45,12 +45,15 @@ class Gap:
         return self.ratio <= 1.0
 
 
-def ours_for(config, layer: int, layer_type: str | None):
-    """``from_hf_config`` for one layer of the config: (module or None, error text or None)."""
+def ours_for(config, layer: int, layer_type: str | None, **reader):
+    """``from_hf_config`` for one layer of the config: (module or None, error text or None).
+
+    ``reader``: the reader's keyword arguments for what the weights hold (``lerope_alpha``).
+    """
     from posenc_ref import RotaryEmbedding
 
     params = inspect.signature(RotaryEmbedding.from_hf_config).parameters
-    kwargs = {}
+    kwargs = dict(reader)
     if layer_type is not None:
         kwargs["layer_type"] = layer_type
     if "layer" in params:
@@ -61,7 +64,7 @@ def ours_for(config, layer: int, layer_type: str | None):
         return None, f"{type(exc).__name__}: {exc}"
 
 
-def layer_plan(config) -> list | str | None:
+def layer_plan(config, **reader) -> list | str | None:
     """posenc_ref's RoPE per layer: ``layer_specs`` (a spec or ``None`` per layer).
 
     Its refusal as text; ``None`` where posenc_ref has no ``layer_specs`` (every layer then has
@@ -72,7 +75,7 @@ def layer_plan(config) -> list | str | None:
     except ImportError:
         return None
     try:
-        return layer_specs(config)
+        return layer_specs(config, **reader)
     except (ValueError, NotImplementedError, TypeError, KeyError) as exc:
         return f"{type(exc).__name__}: {exc}"
 

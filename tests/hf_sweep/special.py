@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 NORM_AFTER = (
     "the code normalizes q and k right after the rotation, which divides out an attention "
     "factor on cos and sin (YaRN's 1.139 at s = 4) exactly only without the norm's eps: on the "
@@ -21,7 +23,21 @@ NORM_AFTER = (
     "against eps; models.md says the factor cancels up to eps)"
 )
 
+
+def learned_alpha(buffer: torch.Tensor) -> torch.Tensor:
+    """Mistral Large 4's LeRoPE alpha as a checkpoint would hold it: random, seeded."""
+    generator = torch.Generator().manual_seed(4)
+    return torch.randn(buffer.shape, generator=generator, dtype=torch.float32) * 0.5
+
+
 SPECIAL: dict[str, dict[str, Any]] = {
+    "mistral_large4": {
+        "weights": {"rotary_emb.alpha": learned_alpha},
+        "reader": lambda weights: {"lerope_alpha": weights["rotary_emb.alpha"]},
+        "why": "the rotary module multiplies its frequencies by exp(alpha), a learned buffer "
+        "the checkpoint holds (zero, i.e. no effect, until loaded): the sweep loads random "
+        "values into it and hands posenc_ref the same values as lerope_alpha",
+    },
     "bamba": {
         "overrides": {"mamba_n_heads": 8, "mamba_d_head": 64, "attn_layer_indices": [1]},
         "why": "Mamba heads must tile the (tiny) hidden size; the attention layers are listed by "

@@ -272,18 +272,21 @@ def case_family(case: runs.Case) -> str:
     return case.family
 
 
-def agreement(case: runs.Case, source: Any = None) -> dict:
+def agreement(case: runs.Case, source: Any = None, reader: dict | None = None) -> dict:
     """posenc_ref on one case: worst ratio per position set, the other layout's, the reason.
 
     Which layers have RoPE comes from posenc_ref's ``layer_specs`` (``None``: a layer without
     RoPE, whose states must come out as they went in, the query times ``nope_query_scale``).
     posenc_ref reads ``source`` (default: the config the model was built from; the corpus
-    gives the released file, whose layer ``i`` is the tiny model's layer ``i``).
+    gives the released file, whose layer ``i`` is the tiny model's layer ``i``), with ``reader``:
+    keyword arguments of the reader that carry what the model's weights hold beyond its config
+    (Mistral Large 4's ``lerope_alpha``).
     """
     config = case.config
     source = config if source is None else source
     out: dict[str, Any] = {"ratio": {}, "other_layout_ratio": {}, "gap": {}}
-    plan = compare.layer_plan(source)
+    reader = reader or {}
+    plan = compare.layer_plan(source, **reader)
     if isinstance(plan, str):
         out["error"] = plan
         return out
@@ -305,7 +308,7 @@ def agreement(case: runs.Case, source: Any = None) -> dict:
             else:
                 lt = compare.layer_type_of(config, layer)
                 if (layer, lt) not in modules:
-                    modules[layer, lt] = compare.ours_for(source, layer, lt)
+                    modules[layer, lt] = compare.ours_for(source, layer, lt, **reader)
                 module, error = modules[layer, lt]
                 if module is None:
                     out["error"] = error
@@ -402,6 +405,9 @@ def _sweep_family(name: str) -> dict:
         model = harness.build(model_class, tiny)
         rows = position_rows(model)
         weights = model.state_dict()
+        for key, make in rule.get("weights", {}).items():  # what a checkpoint holds beyond
+            weights[key] = make(weights[key])  # the config (Mistral Large 4's LeRoPE alpha)
+        reader = rule["reader"](weights) if "reader" in rule else {}
     except Exception as exc:  # noqa: BLE001
         truth_out["error"] = result["error"] = f"build: {type(exc).__name__}: {exc}"
         return {"truth": truth_out, "result": result}
@@ -451,7 +457,7 @@ def _sweep_family(name: str) -> dict:
     for kind, case in cases.items():
         if case.error:
             continue
-        result["cases"][kind] = agreement(case)
+        result["cases"][kind] = agreement(case, reader=reader)
     result.update(verdict(truth_out, result))
     truth_out["seconds"] = result["seconds"] = round(time.perf_counter() - started, 2)
     return {"truth": truth_out, "result": result}

@@ -4,9 +4,10 @@ One row per ``model_type`` of transformers 5.23 whose code posenc_ref reads, RoP
 files by kind: :mod:`~posenc_ref.models.families.conventional` (the families that follow
 transformers' conventions, one line each), :mod:`~posenc_ref.models.families.exceptions` (RoPE
 families with an exception, each a row with traits),
-:mod:`~posenc_ref.models.families.config_classes` (families whose config class reads a
-released file its own way), :mod:`~posenc_ref.models.families.compressed` (DeepSeek-V4's
-compressed keys), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
+:mod:`~posenc_ref.models.families.mla_variants` (MLA families whose rope part needs more
+than the conventions), :mod:`~posenc_ref.models.families.config_classes` (families whose config
+class reads a released file its own way), :mod:`~posenc_ref.models.families.compressed`
+(DeepSeek-V4's compressed keys), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
 posenc_ref refuses, with the feature it lacks) and
 :mod:`~posenc_ref.models.families.without_rope` (learned and sinusoidal tables, ALiBi, T5
 buckets, none). They are merged into :data:`FAMILIES`, and no ``model_type``
@@ -27,7 +28,7 @@ from functools import cache
 from typing import Any
 
 from ..._checks import check_layout
-from .._config import language_config, plain
+from .._config import language_config, plain, rotary_part
 from ..family import Family
 from ..spec import NoRopeError
 from ..traits import (
@@ -42,6 +43,8 @@ from .compressed import COMPRESSED
 from .config_classes import CONFIG_CLASSES
 from .conventional import CONVENTIONAL
 from .exceptions import EXCEPTIONS
+from .media import MEDIA, PARTS
+from .mla_variants import MLA_VARIANTS
 from .not_implemented import NOT_IMPLEMENTED_ROWS
 from .remote import ARCHITECTURES, REMOTE
 from .without_rope import WITHOUT_ROPE
@@ -50,12 +53,15 @@ __all__ = [
     "FAMILIES",
     "CONVENTIONAL",
     "EXCEPTIONS",
+    "MLA_VARIANTS",
     "CONFIG_CLASSES",
     "COMPRESSED",
     "REMOTE",
     "ARCHITECTURES",
     "NOT_IMPLEMENTED_ROWS",
     "WITHOUT_ROPE",
+    "MEDIA",
+    "PARTS",
     "merged",
     "NO_ROPE",
     "NOT_IMPLEMENTED",
@@ -87,14 +93,9 @@ def merged(*tables: Mapping[str, Family]) -> dict[str, Family]:
 
 
 FAMILIES: dict[str, Family] = merged(
-    CONVENTIONAL,
-    EXCEPTIONS,
-    CONFIG_CLASSES,
-    COMPRESSED,
-    REMOTE,
-    NOT_IMPLEMENTED_ROWS,
-    WITHOUT_ROPE,
-)
+    CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, COMPRESSED, REMOTE,
+    NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA,
+)  # fmt: skip
 """``model_type`` -> its :class:`~posenc_ref.models.Family` row, RoPE or not."""
 
 # Defaults of what a family's code uses instead of RoPE, by encoding (a row may say more).
@@ -201,9 +202,15 @@ def inferred_family(config: Mapping[str, Any], model_type: str | None):
 
 
 def language_of(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str | None, tuple]:
-    """``language_config`` and then :func:`text_renamed`: what both readers read."""
-    text, model_type = language_config(config)
-    return text_renamed(config, text, model_type)
+    """``rotary_part``, ``language_config`` and :func:`text_renamed`: what the readers read.
+
+    ``rotary_part`` (``posenc_ref.models._config``) reads a wrapper of :data:`PARTS` through
+    the sub-config that holds its rotary.
+    """
+    top, said = rotary_part(config, PARTS)
+    text, model_type = language_config(top)
+    text, model_type, renamed = text_renamed(top, text, model_type)
+    return text, model_type, (*said, *renamed)
 
 
 @cache
@@ -222,7 +229,6 @@ def keys_read_by() -> dict[str, dict[str, list[str]]]:
 
 # RoPE-related keys of configs that run custom code (not transformers): known, not implemented.
 NOT_IMPLEMENTED_KEYS = {
-    "rope_ratio": "ChatGLM's base multiplier (custom code)",
     "use_dynamic_ntk": "Qwen (1.x) custom-code dynamic NTK",
     "use_logn_attn": "Qwen (1.x) custom-code log-n attention scaling",
     "rope_scaling_type": "a custom-code scaling switch",
@@ -281,7 +287,7 @@ def find_family(
                 key, f"{instead(row)} ({switch.key} is {value!r}, not {switch.rope_value()!r})"
             )
     for unread, what in NOT_IMPLEMENTED_KEYS.items():
-        if config.get(unread) not in (None, False):
+        if config.get(unread) not in (None, False) and unread not in row.keys():
             raise NotImplementedError(f"{unread} ({what}) is not implemented by posenc_ref")
     if FAMILIES.get(key) is None:
         refuse_other_families_keys(config, row, key)

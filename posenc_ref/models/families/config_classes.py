@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from .. import _rules as rules
 from ..family import Family
-from ..traits import Ignored, LayerTypes, ReadAs, ReadElsewhere, ScaledType
+from ..traits import ConfigClass, Defaults, Ignored, LayerTypes, ReadAs, ReadElsewhere, ScaledType
+from .conventional import MODERNBERT_ROPE, MODERNBERT_THETA
 
 __all__ = ["CONFIG_CLASSES"]
 
@@ -25,6 +26,32 @@ _MIMO_IGNORED = {
     "hybrid_layer_pattern": "layer_types is built in __post_init__ (the first and every sixth "
     "layer full attention)",
 }
+
+# the keys only ModernBERT's classes read (AFMoE's reads global_attn_every_n_layers too)
+_MODERNBERT_KEYS = frozenset({"global_rope_theta", "local_rope_theta"})
+_MODERNBERT_IGNORED = Ignored(
+    {"rope_theta": "ModernBertConfig gives each layer type its base from rope_parameters, else "
+     "global_rope_theta (full attention) and local_rope_theta (sliding window)"},
+    compare={"rope_theta": ("full_attention", "base")},
+)  # fmt: skip
+
+
+def modernbert(name: str) -> Family:
+    """ModernBERT and its decoder: the same config class rewrite, the same rotate_half."""
+    return Family(
+        theta=MODERNBERT_THETA,
+        rope=MODERNBERT_ROPE,
+        traits=(
+            ConfigClass(rules.modernbert_config, _MODERNBERT_KEYS),
+            _MODERNBERT_IGNORED,
+            Defaults({"max_position_embeddings": 8192}),
+        ),
+        source=f"modeling_{name}.py: rotate_half, one table per layer type; "
+        f"configuration_{name}.py: convert_rope_params_to_dict updates both layer types' "
+        "default RoPE with a legacy rope_scaling and gives them global_rope_theta and "
+        "local_rope_theta",
+    )
+
 
 CONFIG_CLASSES: dict[str, Family] = {
     "olmo3": Family(
@@ -72,6 +99,8 @@ CONFIG_CLASSES: dict[str, Family] = {
         source="modeling_gemma2.py: rotate_half in every layer; configuration_gemma2.py builds "
         "layer_types (every second layer full attention) where the config has none",
     ),
+    "modernbert": modernbert("modernbert"),
+    "modernbert-decoder": modernbert("modernbert_decoder"),
     "minimax_m3_vl": Family(
         traits=(ReadAs("minimax_m3_vl_text"),),
         source="modeling_minimax_m3_vl.py: the language model's rotary embedding, as "

@@ -17,6 +17,7 @@ from ..traits import (
     AlibiBias,
     AlphaType,
     Clockwise,
+    ConfigClass,
     Conflicts,
     Defaults,
     FixedBase,
@@ -113,6 +114,8 @@ _GEMMA4_ROPE = {
                        "rope_theta": 1_000_000.0},
 }  # fmt: skip
 _GEMMA4_WIDTHS = LayerHeadDims({"full_attention": ("global_head_dim", 512)})
+# configuration_gemma4.py: every sixth layer and the last full attention where none are given
+_GEMMA4 = (_GEMMA4_WIDTHS, LayerTypes(rules.every_sixth_and_last), ConfigClass(rules.gemma4_config))
 _GEMMA4_SOURCE = (
     "modeling_{}.py: rotate_half with one rotary table per layer type; the full-attention "
     "layers' heads are global_head_dim wide (a per_layer_config override of head_dim) and use "
@@ -274,11 +277,11 @@ EXCEPTIONS: dict[str, Family] = {
         "position_ids, llama_4_scaling_beta, original_max_position_embeddings)",
     ),
     # --- per-layer-type head widths
-    "gemma4_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=(_GEMMA4_WIDTHS,),
+    "gemma4_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                           source=_GEMMA4_SOURCE.format("gemma4")),
-    "gemma4_unified_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=(_GEMMA4_WIDTHS,),
+    "gemma4_unified_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                                   source=_GEMMA4_SOURCE.format("gemma4_unified")),
-    "diffusion_gemma_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=(_GEMMA4_WIDTHS,),
+    "diffusion_gemma_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                                    source=_GEMMA4_SOURCE.format("diffusion_gemma")),
     # --- layers without RoPE
     "smollm3": Family(

@@ -30,37 +30,46 @@ NOT_IMPLEMENTED_ROWS: dict[str, Family] = {
         "followed by the query/key RMSNorm of hunyuan_v1_dense)",
         "modeling_hunyuan_vl.py: HunYuanVLRotaryEmbedding.recomposition_frequencies",
     ),
-    "mistral_large4_text": refused(
-        "learned scales of the inverse frequencies (LeRoPE: inv_freq * exp(alpha), alpha the "
-        "checkpoint tensor model.language_model.rotary_emb.alpha of qk_rope_head_dim / 2 values, "
-        "model.rotary_emb.alpha in a text-only model) and a learned softmax scaling: the "
-        "frequencies depend on checkpoint weights, not only on the config",
-        "modeling_mistral_large4.py: LeRoPE's learned scales of the frequencies",
-    ),
-    "dots3_note_text": refused(
-        "MLA whose head widths differ by layer type (per_layer_config), with the rope part's "
-        "pairs read interleaved and written in half order",
-        "modeling_dots3_note.py: MLA with per-layer-type head widths",
+    "qwen2_5_omni_dit": Family(
+        traits=(
+            RopeNotImplemented(
+                "RoPE on the first attention head only: the DiT rotates query[:, :1] and "
+                "key[:, :1] (its pairs read interleaved, 2i and 2i + 1, and written back in half "
+                "order) and leaves every other head unrotated ('only first head is applied with "
+                "RoPE', as its code says); a RopeSpec rotates every head"
+            ),
+        ),
+        folder="qwen2_5_omni",
+        source="modeling_qwen2_5_omni.py: DiTAttention.forward rotates the first head only",
     ),
     # vision towers: a 2-D RoPE over the patch grid, not a 1-D one (layout= cannot stand in)
     **{
         vision: refused(
-            f"a vision encoder's 2-D (axial) RoPE over its patch grid: "
-            f"posenc_ref.axial.apply_axial_rope with scheme {scheme!r} rotates it (the RoPE on a "
-            "patch grid page derives it); the config reader does not read vision configs into a "
-            "scheme yet",
+            "a vision encoder's 2-D (axial) RoPE over its patch grid, not a 1-D RoPE: read it "
+            f"with posenc_ref.models.axial_spec(config) (scheme {scheme!r} of "
+            "posenc_ref.axial: its head width, base, grid positions and patch order), and "
+            "rotate with posenc_ref.axial.apply_axial_rope",
             f"modeling_{folder}.py: the vision tower's rotary embedding over (height, width)",
         )
         for vision, scheme, folder in (
             ("pixtral", "pixtral", "pixtral"),
             ("qwen2_vl_vision", "qwen2_vl", "qwen2_vl"),
-            ("qwen2_5_vl_vision", "qwen2_5_vl", "qwen2_5_vl"),
-            ("qwen3_vl_vision", "qwen3_vl", "qwen3_vl"),
+            ("qwen2_5_vl_vision", "qwen2_vl", "qwen2_5_vl"),
+            ("qwen3_vl_vision", "qwen2_vl", "qwen3_vl"),
+            ("qwen3_vl_moe_vision", "qwen2_vl", "qwen3_vl_moe"),
+            ("qwen3_5_vision", "qwen2_vl", "qwen3_5"),
+            ("qwen3_5_moe_vision", "qwen2_vl", "qwen3_5_moe"),
             ("llama4_vision_model", "llama4", "llama4"),
-            ("mlcd_vision_model", "mlcd", "mlcd"),
-            ("sam2_vision_model", "sam2_video", "sam2"),
-            ("dinov3_vit", "dinov3_vit", "dinov3_vit"),
+            ("mlcd_vision_model", "qwen2_vl", "mlcd"),
+            ("dinov3_vit", "dinov3", "dinov3_vit"),
         )
     },
+    "sam2_vision_model": refused(
+        "a 2-D (axial) RoPE over a patch grid, not a 1-D RoPE: posenc_ref.axial's scheme 'sam2' "
+        "rotates it (apply_axial_rope, with the memory attention's feature grid, "
+        "memory_attention_rope_feat_sizes); posenc_ref.models.axial_spec does not read SAM 2 "
+        "configs",
+        "modeling_sam2.py: the memory attention's rotary embedding over (height, width)",
+    ),
 }
 """``model_type`` -> the row of a RoPE family whose RoPE needs a feature posenc_ref lacks."""

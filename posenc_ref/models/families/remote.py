@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from .. import _rules as rules
 from ..family import Family
-from ..traits import Aliases, FixedBase, NeedsFeature, RopeLayers, RopeNotImplemented, SwitchedBy
+from ..traits import (
+    Aliases,
+    BaseRatio,
+    FixedBase,
+    NeedsFeature,
+    RopeLayers,
+    RopeNotImplemented,
+    SwitchedBy,
+)
 
 __all__ = ["REMOTE", "ARCHITECTURES"]
 
@@ -63,11 +71,13 @@ REMOTE: dict[str, Family] = {
                 }
             ),
             FixedBase(10000.0),
+            BaseRatio("rope_ratio", rules.chatglm_rope_ratio),
             NeedsFeature("position_encoding_2d", CHATGLM_2D),
         ),  # fmt: skip
         source="THUDM/chatglm2-6b modeling_chatglm.py: RotaryEmbedding(kv_channels // 2), "
         "apply_rotary_pos_emb rotates interleaved pairs (2i, 2i+1) of the first half of each "
-        "head and passes the second half through; base 10000",
+        "head and passes the second half through; base 10000, times rope_ratio in GLM-4's "
+        "revision (" + rules.CHATGLM_RATIO_SOURCES + ")",
     ),
     "telechat": Family(
         traits=(RopeNotImplemented(TELECHAT_NTK),),
