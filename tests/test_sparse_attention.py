@@ -232,13 +232,13 @@ def indexer_calls(family: str, indexer_class: str, function: str):
         cls.forward = forward
 
 
-def tiny_model(raw: dict, class_names: tuple[str, str], overrides: dict):
+def tiny_model(raw: dict, class_names: tuple[str, str], overrides: dict, family: str = ""):
     """The family's tiny model (seed 0) from the released RoPE keys, and its config."""
     transformers = pytest.importorskip("transformers")
     from tests.hf_sweep import harness
 
     config_class, model_class = (getattr(transformers, n) for n in class_names)
-    family = raw["model_type"]
+    family = family or raw["model_type"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         default = config_class.from_dict(copy.deepcopy(raw))
@@ -281,29 +281,41 @@ def flipped(spec):
     )
 
 
+# dots3_note's config class defaults (configuration_dots3_note.py: DSA layers rope_theta 8e7,
+# qk_rope_head_dim 64 of head_dim 256, index_head_dim 128), its text part read alone
+DOTS3 = {
+    "model_type": "dots3_note_text",
+    "num_hidden_layers": 2,
+    "layer_types": ["indexed_attention", "sliding_attention"],
+}
 MLA_INDEXERS = {
-    # family: (config, (config class, model class), indexer class, its rotation function)
+    # family: (config, (config class, model class), indexer class, its rotation function,
+    # the layer type with the indexer)
     "deepseek_v32": (V32, ("DeepseekV32Config", "DeepseekV32ForCausalLM"),
-                     "DeepseekV32Indexer", "apply_rotary_pos_emb"),
+                     "DeepseekV32Indexer", "apply_rotary_pos_emb", None),
     "glm_moe_dsa": (GLM5, ("GlmMoeDsaConfig", "GlmMoeDsaForCausalLM"),
-                    "GlmMoeDsaIndexer", "apply_rotary_pos_emb_interleave"),
+                    "GlmMoeDsaIndexer", "apply_rotary_pos_emb_interleave", None),
+    "dots3_note": (DOTS3, ("Dots3NoteTextConfig", "Dots3NoteTextModel"),
+                   "Dots3NoteTextIndexer", "apply_rotary_pos_emb_interleave",
+                   "indexed_attention"),
 }  # fmt: skip
 
 
 @pytest.mark.peers
 @pytest.mark.parametrize("family", sorted(MLA_INDEXERS))
 def test_the_indexer_spec_is_the_family_indexers_rotation(family):
-    """DeepSeek-V3.2 (half) and GLM-5 (interleaved in, half out): rope part first, 64 of 128.
+    """DeepSeek-V3.2 (half), GLM-5 and dots3_note (interleaved in, half out): rope part first.
 
     The indexer's query head (``wq_b``'s output) and key head (``k_norm``'s) are recorded, and
     the rotation function's arguments must be their first 64 coordinates (the placement); the
     spec's rotation of the whole heads must give the function's results there and leave the
     rest as it was, within the float32-angle bound, and the other layout must not.
     """
-    raw, classes, indexer_class, function = MLA_INDEXERS[family]
-    model, config = tiny_model(raw, classes, {"index_n_heads": 2, "index_topk": 4})
-    spec = rope_spec(raw).indexer
-    rope, head = raw["qk_rope_head_dim"], raw["index_head_dim"]
+    raw, classes, indexer_class, function, layer_type = MLA_INDEXERS[family]
+    overrides = {"index_n_heads": 2, "index_topk": 4}
+    model, config = tiny_model(raw, classes, overrides, family)
+    spec = rope_spec(raw, layer_type=layer_type).indexer
+    rope, head = raw.get("qk_rope_head_dim", 64), raw.get("index_head_dim", 128)
     assert (spec.head_dim, spec.rotary_dim, spec.nope_dim) == (head, rope, 0)
     heads: dict[str, torch.Tensor] = {}
     indexers = [m for m in model.modules() if type(m).__name__ == indexer_class]
@@ -311,8 +323,9 @@ def test_the_indexer_spec_is_the_family_indexers_rotation(family):
     indexer.wq_b.register_forward_hook(lambda m, a, out: heads.__setitem__("q", out))
     indexer.k_norm.register_forward_hook(lambda m, a, out: heads.__setitem__("k", out))
     original = raw.get("rope_scaling", {}).get("original_max_position_embeddings", 4096)
+    longest = raw.get("max_position_embeddings", 524_288)
     positions = torch.tensor([0, 1, 2, 7, 100, original - 1, original, 2 * original + 3,
-                              raw["max_position_embeddings"] - 1])  # fmt: skip
+                              longest - 1])  # fmt: skip
     with indexer_calls(family, indexer_class, function) as calls:
         run(model, family, positions[None])
     assert len(calls) == len(indexers)

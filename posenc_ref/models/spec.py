@@ -137,9 +137,10 @@ class RopeSpec:
         output's rotated part back at the query position
         (:func:`~posenc_ref.models.rotate_back`).
     indexer : RopeSpec or None
-        The RoPE of the layer's lightning indexer (DeepSeek-V3.2, GLM-5, DeepSeek-V4's CSA
-        layers): the same frequencies on the indexer's heads, with its own widths, placement
-        (``nope_dim`` > 0: the rotated part last) and layout; ``None``: no indexer.
+        The RoPE of the layer's lightning indexer (DeepSeek-V3.2, GLM-5, dots3_note's DSA
+        layers, DeepSeek-V4's CSA layers): the same frequencies on the indexer's heads, with its
+        own widths, placement (``nope_dim`` > 0: the rotated part last) and layout; ``None``: no
+        indexer.
     freq_scales : torch.Tensor or None
         ``(rotary_dim // 2,)`` float64: learned factors of the frequencies that the checkpoint
         holds and the config does not (Mistral Large 4's LeRoPE: ``exp(alpha)``), already
