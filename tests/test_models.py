@@ -729,6 +729,7 @@ READER_STEPS = (
     "posenc_ref.models.rope_types",
     "posenc_ref.models._layers",
     "posenc_ref.models.spec",
+    "posenc_ref.models.sparse",
     "posenc_ref.models._unread",
     "posenc_ref.models._learned",
 )
@@ -823,6 +824,7 @@ def test_the_family_table_is_one_table_of_disjoint_files():
     from posenc_ref.encodings import ENCODING_FAMILIES
     from posenc_ref.models import NO_ROPE, NOT_IMPLEMENTED, Family
     from posenc_ref.models.families import (
+        COMPRESSED,
         CONFIG_CLASSES,
         CONVENTIONAL,
         EXCEPTIONS,
@@ -835,8 +837,8 @@ def test_the_family_table_is_one_table_of_disjoint_files():
     )
     from posenc_ref.models.traits import Clockwise
 
-    files = (CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS,
-             WITHOUT_ROPE, MEDIA)  # fmt: skip
+    files = (CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, COMPRESSED, REMOTE,
+             NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA)  # fmt: skip
     assert sum(len(rows) for rows in files) == len(FAMILIES)
     assert all(FAMILIES[name] is row for rows in files for name, row in rows.items())
     with pytest.raises(ValueError, match=r"\['llama'\] have rows in two files"):

@@ -111,6 +111,11 @@ def spec_json(spec: Any) -> dict[str, Any]:
     scaling = spec.scaling
     out["length_dependent"] = bool(scaling is not None and scaling.length_dependent)
     out["varies_past"] = scaling.varies_past if scaling is not None else None
+    compressed = getattr(spec, "compressed_keys", None)
+    if compressed is not None:
+        out["compressed_keys"] = {**plain(compressed), "rule": compressed.rule()}
+    if getattr(spec, "indexer", None) is not None:  # a second spec, written as the first
+        out["indexer"] = spec_json(spec.indexer)
     return out
 
 

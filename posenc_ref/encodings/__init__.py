@@ -39,7 +39,7 @@ from ..models import FAMILIES
 from ..models._config import plain, shown
 from ..models.families import instead, language_of, row_of
 from ..models.family import Family
-from ..models.traits import ConfigClass, LocalBase, ScaledType, SwitchedBy
+from ..models.traits import ConfigClass, LocalBase, NamedTables, ScaledType, SwitchedBy
 from ._kinds import (
     Alibi,
     LayerType,
@@ -233,6 +233,8 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
     if row is not None and row.trait(ConfigClass) is not None:
         config = row.resolve(config)  # the class rewrites the file (dots3_note's swa_* keys)
     rope = config.get("rope_parameters")
+    if row is not None and row.trait(NamedTables) is not None:  # tables by name: every type
+        return tuple(dict.fromkeys(layer_types_of(config, row)))
     if row is not None and rope is None and row.trait(ScaledType) is not None:
         types = row.resolve(config).get("layer_types")  # OLMo 3's older form: one per type
         if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):

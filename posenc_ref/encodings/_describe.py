@@ -441,10 +441,11 @@ def layer_lines(spec: object) -> list[str]:
     if nope_dim:
         lines.append(
             wrap(
-                f"MLA:        each query/key head is {nope_dim} coordinates without position, "
+                f"split head: each query/key head is {nope_dim} coordinates without position, "
                 f"then the {spec.head_dim} rotated ones"
             )
         )
+    lines += sparse_lines(spec)
     scale = getattr(spec, "query_scale", None)
     if scale is not None:
         lines.append(
@@ -458,6 +459,46 @@ def layer_lines(spec: object) -> list[str]:
         lines.append(
             wrap(f"no-RoPE queries: the layers without RoPE multiply theirs by {scale.describe()}")
         )
+    return lines
+
+
+def sparse_lines(spec: object) -> list[str]:
+    """A named table, compressed keys, K = V and the indexer's RoPE: where a spec has them."""
+    lines = []
+    table = getattr(spec, "table", None)
+    if table is not None:
+        lines.append(
+            wrap(f"table:      rope_parameters[{table!r}] (the config's tables are named)")
+        )
+    compressed = getattr(spec, "compressed_keys", None)
+    if compressed is not None:
+        lines.append(wrap(f"compressed: {compressed.rule()}"))
+    if getattr(spec, "values_rotated", False):
+        lines.append(
+            wrap(
+                "values:     the rotated keys (K = V); the model turns the output's rotated part "
+                "back at the query position"
+            )
+        )
+    indexer = getattr(spec, "indexer", None)
+    if indexer is not None:
+        lines.append(wrap("indexer:    the lightning indexer's RoPE, a second spec (.indexer):"))
+        rope = indexer.rotary_dim
+        if indexer.nope_dim:
+            where = f"{indexer.nope_dim} without position, then the {rope} rotated ones"
+            head = indexer.nope_dim + indexer.head_dim
+        else:
+            where = (
+                f"the {rope} rotated ones first, then {indexer.head_dim - rope} without position"
+            )
+            head = indexer.head_dim
+        pairing = "(2i, 2i+1), interleaved" if indexer.layout == "interleaved" else (
+            f"(i, i + {rope // 2}), half")  # fmt: skip
+        if indexer.output_layout != indexer.layout:
+            pairing += f"; written back in {indexer.output_layout} order"
+        lines.append(wrap(f"              its heads: {head} coordinates, {where}", indent=14))
+        lines.append(wrap(f"              pairs {pairing}", indent=14))
+        lines.append(wrap("              frequencies and attention factor: this RoPE's", indent=14))
     return lines
 
 

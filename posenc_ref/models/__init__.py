@@ -45,6 +45,13 @@ from .family import Family
 from .read_rope import layer_specs, rope_spec
 from .released import released_config, released_configs, zoo_rows
 from .rope_types import ROPE_TYPES, RopeType
+from .sparse import (
+    CompressedKeys,
+    compressed_key_positions,
+    rotate_back,
+    rotate_compressed_keys,
+    visible_blocks,
+)
 from .spec import NoRopeError, RopeSpec
 from .vision import VISION, AxialSpec, axial_spec
 
@@ -63,6 +70,11 @@ __all__ = [
     "released_configs",
     "released_config",
     "zoo_rows",
+    "CompressedKeys",
+    "compressed_key_positions",
+    "visible_blocks",
+    "rotate_compressed_keys",
+    "rotate_back",
     "axial_spec",
     "AxialSpec",
     "VISION",

@@ -23,6 +23,7 @@ from .traits import (
     LegacyKeys,
     LegacyTypes,
     LocalBase,
+    NamedTables,
     OnlyDefault,
     ScaledType,
 )
@@ -57,6 +58,9 @@ class ChosenRope:
         Layer types whose RoPE dict is null (no RoPE there).
     overrides : dict
         The layer type's ``per_layer_config`` overrides.
+    table : str or None
+        The name of the RoPE table the layer type uses, where the config names its tables
+        (DeepSeek-V4: ``"main"`` or ``"compress"``).
     """
 
     config: dict[str, Any]
@@ -66,6 +70,7 @@ class ChosenRope:
     layer_type: str | None
     null_types: frozenset[str]
     overrides: dict[str, Any]
+    table: str | None = None
 
 
 def choose_rope(
@@ -79,13 +84,38 @@ def choose_rope(
     rope, top_theta = rope_dicts(config, family)
     nested = is_nested(rope)
     null_types = frozenset(k for k, v in rope.items() if v is None) if nested else frozenset()
-    rope, layer_type = choose_layer_type(rope, top_theta, config, family, layer_type)
+    tables, table = family.trait(NamedTables), None
+    if tables is not None:  # DeepSeek-V4: tables by name, and which one each layer type uses
+        table = table_of(tables, config, layer_type)
+        rope, _ = dict_of_layer_type(tables.build(config, rope, top_theta), None, family, table,
+                                     False)  # fmt: skip
+    else:
+        rope, layer_type = choose_layer_type(rope, top_theta, config, family, layer_type)
     rope = meaning(rope, family, "the RoPE dict")
     if family.trait(AlphaType) and rope["rope_type"] == "dynamic" and rope.get("alpha"):
         rope["rope_type"] = "ntk_alpha"  # HunYuan's static NTK-alpha
     kind = rope_type_of(rope, family, model_type)
     base = base_of(rope, config, family, model_type)
-    return ChosenRope(config, rope, kind, base, layer_type, null_types, overrides)
+    return ChosenRope(config, rope, kind, base, layer_type, null_types, overrides, table)
+
+
+def table_of(tables: NamedTables, config: Mapping[str, Any], layer_type: str | None) -> str:
+    """The name of the table ``layer_type`` uses; the layer type must be one of the config's."""
+    types = config.get("layer_types")
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
+    which = {t: tables.table_of.get(t, tables.default) for t in dict.fromkeys(types)}
+    listed = ", ".join(f"{t}: {table!r}" for t, table in which.items())
+    if layer_type is None:
+        raise ValueError(
+            f"this config has one RoPE per layer type, from the tables its layer types use "
+            f"({listed}): pass layer_type="
+        )
+    if layer_type not in which:
+        raise ValueError(
+            f"layer_type {layer_type!r} is not one of the config's layer_types ({listed})"
+        )
+    return which[layer_type]
 
 
 # --------------------------------------------------------------------------- the dicts

@@ -350,6 +350,64 @@ def decilm_attention_layers(config: Mapping[str, Any], count: int | None) -> lis
     return rotates
 
 
+# DeepSeek-V4 (configuration_deepseek_v4.py): a legacy compress ratio -> the layer type it makes
+V4_RATIO_TYPES = {
+    0: "sliding_attention",
+    4: "compressed_sparse_attention",
+    128: "heavily_compressed_attention",
+}
+
+
+def deepseek_v4_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """DeepSeek-V4's ``layer_types``: from the legacy ``compress_ratios`` (one per layer).
+
+    Else the class's default: two heavily compressed layers, then CSA and HCA alternating
+    (``DeepseekV4Config.__post_init__``). Cut to the layer count, as the class does (the
+    released lists carry one more entry, for the next-token-prediction layer).
+    """
+    ratios = config.get("compress_ratios")
+    n = count or 0
+    if ratios is None:
+        rest = [
+            "compressed_sparse_attention" if i % 2 else "heavily_compressed_attention"
+            for i in range(max(n - 2, 0))
+        ]
+        return (["heavily_compressed_attention"] * min(n, 2) + rest)[:n]
+    if not isinstance(ratios, (list, tuple)) or any(
+        isinstance(r, bool) or r not in V4_RATIO_TYPES for r in ratios
+    ):
+        raise ValueError(
+            f"compress_ratios must list one of {sorted(V4_RATIO_TYPES)} per layer (0: sliding "
+            f"window only, 4: compressed sparse, 128: heavily compressed), got {ratios!r}"
+        )
+    return [V4_RATIO_TYPES[int(r)] for r in ratios][: count if count is not None else None]
+
+
+def deepseek_v4_tables(
+    config: Mapping[str, Any], rope: Mapping[str, Any], theta: Any
+) -> dict[str, dict[str, Any]]:
+    """DeepSeek-V4's two RoPE tables, ``main`` and ``compress``, as its config class builds them.
+
+    Already nested: kept. From the flat form (``rope_scaling``, ``rope_theta``,
+    ``compress_rope_theta``): ``main`` is the default RoPE with ``rope_theta``; ``compress`` is
+    the flat dict (YaRN in the released files) with ``compress_rope_theta`` (default 160000), and
+    a YaRN ``compress`` gets ``attention_factor`` 1.0 unless given ("the V4 reference does NOT
+    multiply cos/sin by YaRN's mscale", ``DeepseekV4Config.__post_init__``).
+    """
+    if isinstance(rope.get("main"), Mapping) and isinstance(rope.get("compress"), Mapping):
+        return {"main": dict(rope["main"]), "compress": dict(rope["compress"])}
+    flat = {k: v for k, v in rope.items() if k not in ("main", "compress", "rope_theta")}
+    # main takes the top-level rope_theta (the class's default 10000), never the flat dict's
+    main = {"rope_type": "default", "rope_theta": theta if theta is not None else 10000.0}
+    compress = {**flat, "rope_theta": config.get("compress_rope_theta", 160000.0)}
+    kind = compress.get("rope_type", compress.get("type", "default"))
+    if kind == "yarn":
+        compress.setdefault("attention_factor", 1.0)
+    if "rope_type" not in compress and "type" not in compress:
+        compress["rope_type"] = "default"
+    return {"main": main, "compress": compress}
+
+
 # dots3_note's sliding-window layers when the config gives no swa_* key
 # (configuration_dots3_note.py: Dots3NoteTextConfig.__post_init__)
 DOTS3_SLIDING = {"num_attention_heads": 64, "num_key_value_heads": 64, "q_lora_rank": 1024,

@@ -16,7 +16,7 @@ from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
 from ._config import MAX_WIDTH, length, power_of_two, real, same, shown
 from ._rope_dict import ChosenRope
 from .family import Family
-from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, WrittenBack
+from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, RotaryLast, WrittenBack
 
 # Values of the RoPE dict read as numbers: checked here, so that a 5,000-digit number is a
 # ValueError, never an OverflowError later.
@@ -64,6 +64,8 @@ def shape_of(chosen: ChosenRope, family: Family, model_type: str | None) -> Shap
     nope_dim = 0
     if mla is not None and config.get(mla.nope_width) is not None:
         nope_dim = length(mla.nope_width, config[mla.nope_width], 0)
+    if family.trait(RotaryLast) is not None:  # the rotated part last: written as MLA's
+        head_dim, nope_dim = rotary_dim, head_dim - rotary_dim
     return Shape(head_dim, rotary_dim, freq_dim, partial, nope_dim, max_len, original, layout,
                  output_layout, section, assignment)  # fmt: skip
 

@@ -27,8 +27,9 @@ __all__ = ["with_notes", "unread_notes", "ignored_notes", "readers_of"]
 
 def with_notes(spec: Any, config: Mapping[str, Any], row: Family, said: tuple[str, ...]) -> Any:
     """The spec with the notes of what the code ignores (refused where that contradicts it)."""
-    notes = (*said, *unread_notes(config, row, spec), *ignored_notes(config, row, spec),
-             *engine_notes(config), *unread_entries(config, row))  # fmt: skip
+    notes = (*said, *spec.notes, *unread_notes(config, row, spec),
+             *ignored_notes(config, row, spec), *engine_notes(config),
+             *unread_entries(config, row))  # fmt: skip
     return replace(spec, notes=notes) if notes else spec
 
 

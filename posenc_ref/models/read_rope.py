@@ -16,7 +16,8 @@ branch, and a config passes through the modules once, in order:
 5. widths, lengths, the pair layout, M-RoPE sections (``_shape.py``);
 6. the type's frequencies (``rope_types.py``);
 7. which layers rotate, and the scalings and norms around the rotation (``_layers.py``);
-8. the spec (``spec.py``);
+8. the spec (``spec.py``), with what sparse attention adds: compressed keys and an indexer's
+   RoPE (``sparse.py``);
 9. the keys the family's code does not read: noted, or refused where they contradict the spec
    (``_unread.py``);
 10. learned factors of the frequencies that a checkpoint holds (Mistral Large 4's LeRoPE:
@@ -36,6 +37,7 @@ from ._shape import shape_of
 from ._unread import with_notes
 from .families import PARTS, find_family, language_of, text_renamed
 from .rope_types import TypeArgs, read_type
+from .sparse import with_sparse_parts
 from .spec import NoRopeError, RopeSpec
 from .traits import RopeLayers
 
@@ -123,6 +125,7 @@ def rope_spec(
     read = read_type(chosen.kind, args, chosen.rope["rope_type"])
     around = around_of(chosen, family, read, shape.rotary_dim)
     spec = RopeSpec.from_steps(model_type, chosen, shape, read, around)
+    spec = with_sparse_parts(spec, config, family)
     spec = with_notes(spec, given, family, (*held, *said))  # what the code ignores: noted/refused
     return with_learned_scales(spec, family, lerope_alpha)
 

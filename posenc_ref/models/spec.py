@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._rope_dict import ChosenRope
     from ._shape import Shape
     from .rope_types import TypeResult
+    from .sparse import CompressedKeys
 
 __all__ = ["RopeSpec", "NoRopeError"]
 
@@ -124,6 +125,22 @@ class RopeSpec:
         The model normalizes each query and key head right after the rotation (Llama 4's
         ``qk_norm``, HunYuan's query/key layernorms, NanoChat): a norm cancels any factor on
         cos and sin, so ``attention_factor`` is 1; the caller applies the norm.
+    table : str or None
+        The name of the RoPE table this layer type uses, where the config names its tables
+        (DeepSeek-V4: ``"main"`` for the sliding-window layers, ``"compress"`` for the others).
+    compressed_keys : CompressedKeys or None
+        The layer's compressed keys (DeepSeek-V4's CSA and HCA layers): one per block of
+        ``rate`` tokens, rotated with this RoPE at the block's first token position
+        (:func:`~posenc_ref.models.compressed_key_positions`); ``None``: none.
+    values_rotated : bool
+        The values are the rotated keys (DeepSeek-V4, K = V): the model turns the attention
+        output's rotated part back at the query position
+        (:func:`~posenc_ref.models.rotate_back`).
+    indexer : RopeSpec or None
+        The RoPE of the layer's lightning indexer (DeepSeek-V3.2, GLM-5, dots3_note's DSA
+        layers, DeepSeek-V4's CSA layers): the same frequencies on the indexer's heads, with its
+        own widths, placement (``nope_dim`` > 0: the rotated part last) and layout; ``None``: no
+        indexer.
     freq_scales : torch.Tensor or None
         ``(rotary_dim // 2,)`` float64: learned factors of the frequencies that the checkpoint
         holds and the config does not (Mistral Large 4's LeRoPE: ``exp(alpha)``), already
@@ -159,6 +176,10 @@ class RopeSpec:
     nope_query_scale: QueryScale | None = None
     clockwise: bool = False
     normalized_after: bool = False
+    table: str | None = None
+    compressed_keys: CompressedKeys | None = None
+    values_rotated: bool = False
+    indexer: RopeSpec | None = None
     freq_scales: torch.Tensor | None = None
     notes: tuple[str, ...] = ()
 
@@ -210,6 +231,7 @@ class RopeSpec:
             nope_query_scale=around.nope_query_scale,
             clockwise=around.clockwise,
             normalized_after=around.normalized_after,
+            table=chosen.table,
         )
 
     def frequencies(self, seq_len: int) -> ScaledFrequencies:
@@ -251,6 +273,12 @@ class RopeSpec:
             extra += f", nope_layers={self.nope_layers}"
         if self.clockwise:
             extra += ", clockwise=True"
+        if self.table is not None:
+            extra += f", table={self.table!r}"
+        if self.compressed_keys is not None:
+            extra += f", compressed_keys={self.compressed_keys}"
+        if self.indexer is not None:
+            extra += ", indexer=RopeSpec(...)"
         if self.freq_scales is not None:
             extra += ", freq_scales=exp(alpha)"
         return (

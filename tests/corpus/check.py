@@ -13,6 +13,8 @@ The record (one row of ``tests/data/real_configs_status.json``):
   line exits 0), ``layer_types`` (its text names every layer type of a config with several);
   stable across rewordings of the messages, so the test compares it;
 - ``ratio``: the largest ``|posenc_ref - family| / bound`` over both readings (<= 1 agrees);
+  the keys of the tokens, and DeepSeek-V4's compressed keys at their blocks' positions (each
+  reading's ``compressed_keys`` counts the ones compared);
 - what was read: ``model_type``, how transformers' class was found, the text family, its
   layer types, posenc_ref's encoding for files without RoPE.
 """
@@ -96,6 +98,8 @@ def _reading(result: dict) -> dict:
     out: dict[str, Any] = {"ratio": float(f"{max(ratios):.3g}") if ratios else None}
     others = list(result["other_layout_ratio"].values())
     out["layout_proven"] = bool(others) and min(others) > sweep.LAYOUT_PROOF
+    if result.get("compressed_keys"):
+        out["compressed_keys"] = result["compressed_keys"]
     if result.get("worst"):
         out["worst"] = result["worst"]
     return out

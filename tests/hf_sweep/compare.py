@@ -145,10 +145,40 @@ def rotate(module, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, la
 def token_keys(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """The keys of the queries' tokens.
 
-    DeepSeek-V4 appends compressed keys (block summaries rotated at their own positions),
-    which are not compared.
+    DeepSeek-V4 appends compressed keys (block summaries rotated at their own positions):
+    :func:`compressed_keys` compares those.
     """
     return k[:, :, : q.shape[2]] if k.shape[2] > q.shape[2] else k
+
+
+def compressed_keys(module, q: torch.Tensor, k_pre: torch.Tensor, k_post: torch.Tensor):
+    """The keys after the tokens' (DeepSeek-V4's compressed keys), or ``None`` where none.
+
+    ``(ours, theirs, bound, positions)``: ours rotated by ``rotate_compressed_keys`` at the
+    positions ``spec.compressed_keys`` gives for the call's tokens (the family's compressors
+    count the call's tokens from 0 without a cache, whatever ``position_ids`` say).
+    """
+    from posenc_ref.models import rotate_compressed_keys
+
+    seq = q.shape[2]
+    if k_pre.shape[2] <= seq:
+        return None
+    before, after = k_pre[:, :, seq:], k_post[:, :, seq:]
+    rule = getattr(module.spec, "compressed_keys", None)
+    if rule is None:
+        raise ValueError(
+            f"the family appends {before.shape[2]} keys after the tokens' and the spec has no "
+            "compressed keys"
+        )
+    positions = rule.positions(seq)
+    if len(positions) != before.shape[2]:
+        raise ValueError(
+            f"the spec gives {len(positions)} compressed keys for {seq} tokens, the family "
+            f"appends {before.shape[2]}"
+        )
+    nope = int(module.spec.nope_dim)
+    ours = torch.cat([before[..., :nope], rotate_compressed_keys(module, before[..., nope:])], -1)
+    return ours, after, bound(module, before, before, positions), positions
 
 
 def bound(module, q, k, positions) -> torch.Tensor:

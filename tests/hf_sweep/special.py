@@ -243,6 +243,13 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "floor_scale (8192), where the factor leaves 1; the factor is compared at the token's "
         "index in the call, which the code counts (arange plus the cache length); " + NORM_AFTER,
     },
+    "deepseek_v4": {
+        "long_positions": 260,
+        "why": "its compressors summarise blocks of the call's tokens (4 for CSA, 128 for HCA), "
+        "counted from 0 whatever position_ids say, and rotate each summary at its block's first "
+        "token: a contiguous run of 260 tokens gives 65 CSA and 2 HCA compressed keys, compared "
+        "at their blocks' positions beside the tokens' keys",
+    },
     "recurrent_gemma": {
         "overrides": {"_layers": 3},
         "why": "block_types repeats (recurrent, recurrent, attention): the third layer is the "

@@ -320,6 +320,16 @@ def agreement(case: runs.Case, source: Any = None, reader: dict | None = None) -
                     return out
                 limit = compare.bound(module, pre.q, pre_k, pos)
             g = compare.gap(mine, (post.q, post_k), limit)
+            if not nope:  # DeepSeek-V4's compressed keys, at their blocks' positions
+                try:
+                    extra = compare.compressed_keys(module, pre.q, pre.k, post.k)
+                except (ValueError, RuntimeError) as exc:
+                    out["error"] = f"{type(exc).__name__}: {exc}"
+                    return out
+                if extra is not None:
+                    c = compare.gap(extra[:1], extra[1:2], extra[2])
+                    g = compare.Gap(max(g.gap, c.gap), max(g.ratio, c.ratio))
+                    out["compressed_keys"] = out.get("compressed_keys", 0) + int(extra[0].shape[2])
             if g.ratio > 1 and (out.get("worst") is None or g.ratio > out["worst"]["ratio"]):
                 out["worst"] = dict(
                     compare.detail(mine, (post.q, post_k), limit, pos),

@@ -6,8 +6,8 @@ transformers' conventions, one line each), :mod:`~posenc_ref.models.families.exc
 families with an exception, each a row with traits),
 :mod:`~posenc_ref.models.families.mla_variants` (MLA families whose rope part needs more
 than the conventions), :mod:`~posenc_ref.models.families.config_classes` (families whose config
-class reads a
-released file its own way), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
+class reads a released file its own way), :mod:`~posenc_ref.models.families.compressed`
+(DeepSeek-V4's compressed keys), :mod:`~posenc_ref.models.families.not_implemented` (RoPE that
 posenc_ref refuses, with the feature it lacks) and
 :mod:`~posenc_ref.models.families.without_rope` (learned and sinusoidal tables, ALiBi, T5
 buckets, none). They are merged into :data:`FAMILIES`, and no ``model_type``
@@ -39,6 +39,7 @@ from ..traits import (
     RopeNotImplemented,
     SwitchedBy,
 )
+from .compressed import COMPRESSED
 from .config_classes import CONFIG_CLASSES
 from .conventional import CONVENTIONAL
 from .exceptions import EXCEPTIONS
@@ -54,6 +55,7 @@ __all__ = [
     "EXCEPTIONS",
     "MLA_VARIANTS",
     "CONFIG_CLASSES",
+    "COMPRESSED",
     "REMOTE",
     "ARCHITECTURES",
     "NOT_IMPLEMENTED_ROWS",
@@ -91,8 +93,8 @@ def merged(*tables: Mapping[str, Family]) -> dict[str, Family]:
 
 
 FAMILIES: dict[str, Family] = merged(
-    CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, REMOTE, NOT_IMPLEMENTED_ROWS,
-    WITHOUT_ROPE, MEDIA,
+    CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, COMPRESSED, REMOTE,
+    NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA,
 )  # fmt: skip
 """``model_type`` -> its :class:`~posenc_ref.models.Family` row, RoPE or not."""
 

@@ -22,6 +22,7 @@ from ..traits import (
     Defaults,
     FixedBase,
     Ignored,
+    Indexer,
     LayerHeadDims,
     LayerTypes,
     LayoutFlag,
@@ -236,12 +237,16 @@ EXCEPTIONS: dict[str, Family] = {
         "of the pairs (2i, 2i+1), multiplied by the rotation and written back in place",
     ),
     "deepseek_v3": mla("deepseek_v3", "flag"),
-    "deepseek_v32": mla("deepseek_v32", "interleave"),
+    # the indexers: modeling_deepseek_v32.py (apply_rotary_pos_emb: "NON-interleaved") and
+    # modeling_glm_moe_dsa.py (apply_rotary_pos_emb_interleave), the rope part split off first
+    "deepseek_v32": mla("deepseek_v32", "interleave", Indexer("half")),
     "youtu": mla("youtu", "flag"),
     "axk1": mla("axk1", "flag"),
     "axk2": mla("axk2", "interleave", widths=(32, 64)),
     "glm4_moe_lite": mla("glm4_moe_lite", "flag", widths=(64, 192)),
-    "glm_moe_dsa": mla("glm_moe_dsa", "interleave", widths=(64, 192)),
+    "glm_moe_dsa": mla("glm_moe_dsa", "interleave",
+                       Indexer("interleaved", "half", flag="indexer_rope_interleave"),
+                       widths=(64, 192)),
     "bailing_hybrid": mla(
         "bailing_hybrid", "interleave", Aliases({"max_position_embeddings": "model_max_length"}),
         _FULL_ONLY, theta=6_000_000.0,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import _rules as rules
 from ..family import Family
-from ..traits import ConfigClass, Defaults, LearnedScales, Mla, RopeLayers
+from ..traits import ConfigClass, Defaults, Indexer, LearnedScales, Mla, RopeLayers
 from .exceptions import mla
 
 __all__ = ["MLA_VARIANTS"]
@@ -46,6 +46,8 @@ MLA_VARIANTS: dict[str, Family] = {
         Mla(partial_of=("head_dim",)),
         ConfigClass(rules.dots3_note_config, rules.DOTS3_KEYS),
         Defaults({"head_dim": 256, "max_position_embeddings": 524_288}),
+        # its DSA layers' lightning indexer: the rope part first, as GLM-5's
+        Indexer("interleaved", "half", layer_types=frozenset({"indexed_attention"})),
         widths=(64, 128),
     ),
 }  # fmt: skip

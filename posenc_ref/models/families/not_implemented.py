@@ -30,11 +30,6 @@ NOT_IMPLEMENTED_ROWS: dict[str, Family] = {
         "followed by the query/key RMSNorm of hunyuan_v1_dense)",
         "modeling_hunyuan_vl.py: HunYuanVLRotaryEmbedding.recomposition_frequencies",
     ),
-    "deepseek_v4": refused(
-        "compressed keys (block summaries) rotated at their blocks' positions with a second "
-        "base, beside the MLA rope part: rope_parameters 'main' and 'compress'",
-        "modeling_deepseek_v4.py: a second RoPE for the compressed keys",
-    ),
     "qwen2_5_omni_dit": Family(
         traits=(
             RopeNotImplemented(
