@@ -20,27 +20,9 @@ import pytest
 
 from posenc_ref.__main__ import describe, describe_encoding, main
 from posenc_ref.encodings import positional_encoding, released_encoding_configs
+from posenc_ref.models import QueryScale, rope_spec
+from tests.configs import LLAMA31
 
-models = pytest.importorskip(
-    "posenc_ref.models",
-    reason="posenc_ref.models (rope_spec, from the models helper's issue 8) is not on this "
-    "branch yet; the CLI reads configs through it",
-)
-
-LLAMA31 = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "max_position_embeddings": 131072,
-    "rope_theta": 500000.0,
-    "rope_scaling": {
-        "rope_type": "llama3",
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-    },
-}
 PHI2 = {
     "model_type": "phi",
     "hidden_size": 2560,
@@ -66,7 +48,7 @@ def run(capsys, *argv):
 def test_inspect_prints_the_specs_widths_layout_and_factors(tmp_path, capsys):
     status, out, err = run(capsys, "inspect", write(tmp_path, LLAMA31))
     assert status == 0 and err == ""
-    spec = models.rope_spec(LLAMA31)
+    spec = rope_spec(LLAMA31)
     assert f"rope_type '{spec.rope_type}', base {spec.base:.10g}" in out
     words = " ".join(out.split())  # lines are wrapped at 76 columns
     assert f"head_dim {spec.head_dim}, rotary_dim {spec.rotary_dim}: all of them rotated" in words
@@ -76,7 +58,7 @@ def test_inspect_prints_the_specs_widths_layout_and_factors(tmp_path, capsys):
 
 def test_inspect_per_pair_rows_are_the_specs_numbers(tmp_path, capsys):
     _, out, _ = run(capsys, "inspect", write(tmp_path, LLAMA31), "--all-pairs")
-    spec = models.rope_spec(LLAMA31)
+    spec = rope_spec(LLAMA31)
     rows = re.findall(r"^\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+x (\S+)$", out, flags=re.M)
     assert [int(r[0]) for r in rows] == list(range(spec.rotary_dim // 2))
     for i, omega, wavelength, turns, _ in rows:
@@ -116,7 +98,7 @@ def test_inspect_explains_every_layer_type(tmp_path, capsys):
     assert max(len(line) for line in out.splitlines()) <= 76
     assert "one RoPE per layer type: sliding_attention, full_attention" in " ".join(out.split())
     for layer_type in ("sliding_attention", "full_attention"):
-        spec = models.rope_spec(GEMMA3, layer_type=layer_type)
+        spec = rope_spec(GEMMA3, layer_type=layer_type)
         assert describe(spec) in out
         assert f"layer type {layer_type!r}: rope_type {spec.rope_type!r}" in " ".join(out.split())
     status, out, _ = run(capsys, "inspect", path, "--layer-type", "full_attention")
@@ -195,9 +177,9 @@ def test_describe_names_the_layers_a_spec_covers():
     # RopeSpec fields of the every-family reader (issue 16): read where a spec has them
     from types import SimpleNamespace
 
-    spec = models.rope_spec(LLAMA31)
+    spec = rope_spec(LLAMA31)
     fields = {name: getattr(spec, name) for name in dir(spec) if not name.startswith("_")}
-    scale = models.QueryScale(0.1, 8192, 0)
+    scale = QueryScale(0.1, 8192, 0)
     richer = SimpleNamespace(
         **{
             **fields,
@@ -219,7 +201,7 @@ def test_describe_names_the_layers_a_spec_covers():
 
 def test_describe_is_what_inspect_prints(tmp_path, capsys):
     _, out, _ = run(capsys, "inspect", write(tmp_path, PHI2))
-    assert out.rstrip("\n") == describe(models.rope_spec(PHI2))
+    assert out.rstrip("\n") == describe(rope_spec(PHI2))
 
 
 def test_python_dash_m_runs(tmp_path):
@@ -527,7 +509,7 @@ def test_a_model_id_is_read_from_the_local_cache(tmp_path, capsys, clean_env, wh
     fake_cache(roots[where], "Qwen/Qwen3-8B", LLAMA31)
     status, out, err = run(capsys, "inspect", "Qwen/Qwen3-8B")
     assert status == 0, err
-    assert out.rstrip("\n") == describe(models.rope_spec(LLAMA31))
+    assert out.rstrip("\n") == describe(rope_spec(LLAMA31))
 
 
 def test_the_cache_follows_refs_main(tmp_path, capsys, clean_env):

@@ -18,6 +18,7 @@ import pytest
 from posenc_ref.__main__ import main
 from posenc_ref.cli import SCHEMA_VERSION, json_schema
 from posenc_ref.encodings import positional_encoding, released_encoding_configs
+from tests.configs import LLAMA31 as CONFIG_LLAMA31
 
 jsonschema = pytest.importorskip("jsonschema", reason="the test extra installs jsonschema")
 
@@ -25,21 +26,7 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "real_configs"
 CORPUS_FILES = sorted(p for p in CORPUS.glob("*.json")) if CORPUS.is_dir() else []
 needs_corpus = pytest.mark.skipif(not CORPUS_FILES, reason=f"no corpus of configs at {CORPUS}")
 
-LLAMA31 = {  # meta-llama/Llama-3.1-8B's config.json, its RoPE keys as released
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_hidden_layers": 32,
-    "max_position_embeddings": 131072,
-    "rope_theta": 500000.0,
-    "rope_scaling": {
-        "rope_type": "llama3",
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-    },
-}
+LLAMA31 = {**CONFIG_LLAMA31, "num_hidden_layers": 32}
 LLAMA31_UNSCALED = {k: v for k, v in LLAMA31.items() if k != "rope_scaling"}
 
 

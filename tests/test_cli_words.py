@@ -20,22 +20,9 @@ import pytest
 from posenc_ref import RotaryEmbedding, __version__
 from posenc_ref.__main__ import EXIT_BROKEN_PIPE, main
 from posenc_ref.cli._words import EXAMPLES, cli_words
+from tests.configs import LLAMA31 as LLAMA
 
 ROOT = Path(__file__).resolve().parents[1]
-LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "max_position_embeddings": 131072,
-    "rope_theta": 500000.0,
-    "rope_scaling": {
-        "rope_type": "llama3",
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-    },
-}
 
 
 def run(capsys, *argv):

@@ -30,22 +30,9 @@ from posenc_ref.encodings import (
     released_encoding_configs,
 )
 from posenc_ref.models import rope_spec
+from tests.configs import LLAMA31
 
 RELEASED = {entry["name"]: entry["config"] for entry in released_encoding_configs()}
-LLAMA31 = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "max_position_embeddings": 131072,
-    "rope_theta": 500000.0,
-    "rope_scaling": {
-        "rope_type": "llama3",
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-    },
-}
 GEMMA3 = {
     "model_type": "gemma3_text",
     "hidden_size": 2560,
