@@ -147,12 +147,12 @@ def _inspect(args: argparse.Namespace) -> int:
     path = _locate(args.config)
     config = _read_config(path)
     tower = _vision_tower(config)
-    if tower is not None and not tower.read_from and not args.json:  # a vision config alone
-        print(tower.describe())
+    if tower is not None and not tower.read_from:  # a vision config alone
+        print(cli.inspect_json(args.config, path, None, tower) if args.json else tower.describe())
         return 0
     encoding = _encoding(config, args.layer_type, args.layout, alpha)
     if args.json:
-        print(cli.inspect_json(args.config, path, encoding))
+        print(cli.inspect_json(args.config, path, encoding, tower))
         if plot is not None and encoding.kind == "rope":
             _plot(encoding, *plot)
         return 0

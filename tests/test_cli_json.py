@@ -391,3 +391,47 @@ def test_vectors_and_verify_json_validate_and_say_each_case(tmp_path, capsys, va
         capsys, "verify", str(tmp_path / "v.npz"), str(tmp_path / "some.npz"), "--allow-missing"
     )
     assert out["agrees"]
+
+
+# Pixtral-12B's vision encoder (mistral-community/pixtral-12b's vision_config, its keys as released)
+PIXTRAL_VISION = {"model_type": "pixtral", "hidden_size": 1024, "num_attention_heads": 16,
+                  "head_dim": 64, "image_size": 1024, "patch_size": 16,
+                  "rope_theta": 10000.0}  # fmt: skip
+
+
+def test_inspect_json_of_a_vision_config_alone_is_its_axial_spec(tmp_path, capsys, validator):
+    from posenc_ref.models import axial_spec
+
+    document = run_json(capsys, "inspect", write(tmp_path / "vision.json", PIXTRAL_VISION))
+    validator.validate(document)
+    spec = axial_spec(PIXTRAL_VISION)
+    encoding = document["encoding"]
+    assert encoding["kind"] == "axial" and encoding["model_type"] == "pixtral"
+    written = encoding["parameters"]
+    assert (written["scheme"], written["head_dim"], written["base"]) == (
+        spec.scheme, spec.head_dim, spec.base)  # fmt: skip
+    assert written["inv_freq"] == spec.inv_freq.tolist()
+    assert written["pair_axes"] == spec.pair_axes.tolist()
+    assert "vision_tower" not in document
+
+
+@needs_corpus
+def test_inspect_json_of_a_vision_language_config_writes_its_tower(capsys, validator):
+    from posenc_ref.models.vision import vision_tower
+
+    written = 0
+    for path in CORPUS_FILES:
+        config = json.loads(path.read_text())
+        try:
+            tower = vision_tower(config)
+        except (ValueError, TypeError):
+            continue
+        if tower is None:
+            continue
+        document = run_json(capsys, "inspect", str(path))
+        validator.validate(document)
+        assert document["encoding"]["kind"] == "rope"  # the language model, as before
+        assert document["vision_tower"]["inv_freq"] == tower.inv_freq.tolist(), path.name
+        assert document["vision_tower"]["read_from"] == tower.read_from
+        written += 1
+    assert written >= 10  # the corpus's vision-language files (13 when this was written)

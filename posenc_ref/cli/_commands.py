@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._schema import dumps, encoding_json, envelope
+from ._schema import axial_json, dumps, encoding_json, envelope
 
 Reader = Callable[[str], tuple[Path, Any]]
 
@@ -49,11 +49,21 @@ def add_inspect_flags(inspect: argparse.ArgumentParser) -> None:
     )
 
 
-def inspect_json(argument: str, path: Path, encoding: Any) -> str:
-    """``inspect --json``: the encoding with every layer type, its notes and per-pair tables."""
-    return dumps(
-        envelope("inspect", input=argument, config=str(path), encoding=encoding_json(encoding))
-    )
+def inspect_json(argument: str, path: Path, encoding: Any, tower: Any = None) -> str:
+    """``inspect --json``: the encoding with every layer type, its notes and per-pair tables.
+
+    ``tower`` is the config's vision tower (an ``AxialSpec``): beside the encoding as
+    ``vision_tower`` for a vision-language config, or the encoding itself (kind ``axial``) for a
+    vision config given alone (``encoding`` None).
+    """
+    if encoding is None:
+        written = {"kind": "axial", "model_type": tower.model_type, "source": tower.source,
+                   "notes": list(tower.notes), "parameters": axial_json(tower)}  # fmt: skip
+        return dumps(envelope("inspect", input=argument, config=str(path), encoding=written))
+    body = {"input": argument, "config": str(path), "encoding": encoding_json(encoding)}
+    if tower is not None:
+        body["vision_tower"] = axial_json(tower)
+    return dumps(envelope("inspect", **body))
 
 
 def inspect_cache(args: argparse.Namespace, read_path: Callable[[Path], Any]) -> int:

@@ -142,6 +142,14 @@ def encoding_json(encoding: Any) -> dict[str, Any]:
     return out
 
 
+def axial_json(tower: Any) -> dict[str, Any]:
+    """A vision tower's :class:`~posenc_ref.models.AxialSpec`: its fields and its frequencies."""
+    out = {k: plain(v) for k, v in fields_of(tower).items()}
+    out["inv_freq"] = plain(tower.inv_freq)
+    out["pair_axes"] = plain(tower.pair_axes)
+    return out
+
+
 def dumps(document: Mapping[str, Any]) -> str:
     """The text printed: indented, keys in the order written, strictly JSON (no NaN)."""
     return json.dumps(document, indent=2, allow_nan=False)
