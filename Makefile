@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 MATHJAX := docs/vendor/mathjax/tex-mml-chtml.js
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test lint bench clean
+.PHONY: serve build test lint ggml bench clean
 
 serve: $(STAMP) $(MATHJAX)
 	SITE_URL=http://127.0.0.1:8000/ $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
@@ -16,7 +16,7 @@ serve: $(STAMP) $(MATHJAX)
 build: $(STAMP) $(MATHJAX)
 	$(BIN)/mkdocs build --strict
 
-test: $(STAMP) $(MATHJAX) lint
+test: $(STAMP) $(MATHJAX) ggml lint
 	$(BIN)/python -m pytest -n auto
 
 # actionlint checks every workflow in .github/workflows/ (and their run: scripts with shellcheck
@@ -25,6 +25,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check posenc_ref tests hooks benchmarks scripts experiments
 	$(BIN)/actionlint
+
+# ggml's RoPE kernel for tests/test_testing_ggml.py, built once into .cache/ (tests/ggml_rope.py)
+ggml: $(STAMP)
+	$(BIN)/python -m tests.ggml_rope
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run

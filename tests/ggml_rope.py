@@ -173,3 +173,11 @@ class Ggml:
             return result
         finally:
             base_lib.ggml_free(ctx)
+
+
+if __name__ == "__main__":
+    # `make test` builds the library here, before pytest starts, like the rest of its setup: a
+    # download and a C build (two minutes of CPU) are not the tests' time. The tests build it
+    # themselves when run without make, and skip with the reason where it cannot be built.
+    found = ggml_library()
+    print(f"ggml: {found}" if isinstance(found, Path) else f"ggml not built: {found}")

@@ -1,5 +1,7 @@
 """Reference vectors: the three formats, their contents against from_hf_config, and verify."""
 
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -11,6 +13,7 @@ import pytest
 import torch
 
 from posenc_ref import RotaryEmbedding, apply_rope_loop
+from posenc_ref.__main__ import main
 from posenc_ref.models import released_config
 from posenc_ref.testing import build_vectors, read_vectors, verify_outputs, write_vectors
 from posenc_ref.testing._vector_files import content_hash
@@ -25,13 +28,19 @@ def llama31():
     return build_vectors(released_config("Llama 3.1"))
 
 
-def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "posenc_ref", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+def run_cli(*args) -> subprocess.CompletedProcess:
+    """The command line's ``main`` run in this process, its output and status captured.
+
+    In-process: a fresh interpreter would import torch again for each call (seconds). The
+    process itself (``python -m posenc_ref``, a closed pipe) is tested below and in test_cli.py.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main([str(arg) for arg in args])
+        except SystemExit as exit_:  # argparse's usage errors
+            status = exit_.code
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
 @pytest.mark.parametrize("suffix", FORMATS)
