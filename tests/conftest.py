@@ -37,43 +37,44 @@ settings.load_profile(
 )
 
 
-# The groups that take longest (worker-seconds of `pytest -n auto --durations=0`, slowest first);
-# the scheduler hands these out first, then the rest by xdist's order (most tests first).
-LONGEST_FIRST = (
-    "tests/site",
-    "tests/test_models_sweep.py",
-    "tests/test_testing_patterns.py",
-    "tests/test_testing_rope.py",
-    "tests/test_testing_ggml.py",
-)
+@pytest.hookimpl(trylast=True)  # after pytest's tmp_path plugin: the site's folder is in it
+def pytest_configure(config):
+    # pytest's main process (the xdist controller, or the only process) serves the site's build
+    if not hasattr(config, "workerinput"):
+        from tests.site import shared_build
+
+        shared_build.serve(config)
 
 
-@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without xdist
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hooks: absent without xdist
+def pytest_configure_node(node):
+    from tests.site import shared_build
+
+    shared_build.configure_node(node.config, node)
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Keep each test file on one pytest-xdist worker, and the whole site on one.
+    """Hand out units of work (tests/scheduling.py) in their order, one at a time.
 
-    ``make test`` runs ``-n auto``. A file's tests share module-scoped fixtures (a sweep of
-    transformers' families, a ggml build, a model's logits) that would otherwise be built once per
-    worker; the site tests share one strict build and one browser. (xdist's own ``loadgroup``
-    does not group anything under pytest 9.2, so the grouping is this scheduler's.) The
-    longest groups (:data:`LONGEST_FIRST`) go out first.
+    (xdist's own ``loadgroup`` does not group anything under pytest 9.2, so the grouping is this
+    scheduler's.)
     """
     from xdist.scheduler import LoadScopeScheduling
 
-    class FilesAndSite(LoadScopeScheduling):
+    from tests.scheduling import unit_order, work_unit
+
+    class Units(LoadScopeScheduling):
         ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "tests/site" if path.startswith("tests/site/") else path
+            return work_unit(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # Longest first: a long group handed out last would run alone at the end.
             if not self.ordered:
-                for scope in reversed(LONGEST_FIRST):
-                    if scope in self.workqueue:
-                        self.workqueue.move_to_end(scope, last=False)
+                for unit in reversed(unit_order(list(self.workqueue))):
+                    self.workqueue.move_to_end(unit, last=False)
                 self.ordered = True
             super()._assign_work_unit(node)
 
-    return FilesAndSite(config, log)
+    return Units(config, log)

@@ -1,8 +1,9 @@
-"""Fixtures for the site tests: one strict build per session, served on localhost, and Chromium.
+"""Fixtures for the site tests: one strict build per run, served on localhost, and Chromium.
 
-The build runs once (``built_site``) with ``SITE_URL`` set to the local server's address:
-Material's instant navigation compares clicked links against ``sitemap.xml`` and silently falls
-back to full page loads when the site is served anywhere else.
+The build runs once per run, for every pytest-xdist worker (``built_site``,
+tests/site/shared_build.py), with ``SITE_URL`` set to the local server's address: Material's
+instant navigation compares clicked links against ``sitemap.xml`` and silently falls back to full
+page loads when the site is served anywhere else.
 
 Browser tests need Debian's ``chromium`` (``apt-get install chromium``; Playwright drives it
 through ``executable_path`` and never downloads a browser). Without it they are skipped, except
@@ -15,18 +16,15 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.site import shared_build
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -68,78 +66,19 @@ class BuiltSite:
         return f"{self.url}{stem}/"
 
 
-# Draws every site figure into a folder, in a fresh interpreter: what this pytest process has
-# imported or configured (matplotlib rcParams, say) cannot leak into the comparison.
-_DRAW_FIGURES = """
-import pathlib, sys, traceback
-import posenc_ref.plots as plots
-out = pathlib.Path(sys.argv[1])
-for name, make in plots.SITE_FIGURES.items():
-    try:
-        (out / name).write_bytes(plots.render_svg(make))
-    except Exception:
-        (out / (name + ".error")).write_text(traceback.format_exc())
-"""
-
-
-def _collect_figures(folder: Path, proc: subprocess.Popen) -> dict[str, bytes | str]:
-    output, _ = proc.communicate(timeout=900)
-    drawn: dict[str, bytes | str] = {}
-    for path in folder.iterdir():
-        if path.suffix == ".error":
-            drawn[path.stem] = path.read_text()
-        else:
-            drawn[path.name] = path.read_bytes()
-    if proc.returncode != 0:
-        drawn["(figure process)"] = output
-    return drawn
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
-        pass
-
-
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> BuiltSite:
-    directory = tmp_path_factory.mktemp("site")
-    # Bind first: the build needs the port for SITE_URL.
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(directory)))
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
-    env = {**os.environ, "SITE_URL": url, "NO_MKDOCS_2_WARNING": "1"}
-    start = time.perf_counter()
-    # No -q or -v: both let warnings through --strict in MkDocs 1.6.1.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(directory)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+def built_site(request) -> BuiltSite:
+    """The run's one strict build (tests/site/shared_build.py), built by whoever asks first."""
+    share = shared_build.share_of(request.config)
+    record = shared_build.built(share)
+    return BuiltSite(
+        share.html,
+        share.url,
+        record["returncode"],
+        record["log"],
+        record["seconds"],
+        shared_build.redrawn_figures(share),
     )
-    # While the build runs (mostly on one core), a second process draws every figure again: the
-    # reproducibility test compares the two, and this way it costs little extra wall time.
-    figures = tmp_path_factory.mktemp("figures")
-    drawing = subprocess.Popen(
-        [sys.executable, "-c", _DRAW_FIGURES, str(figures)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        log, _ = proc.communicate(timeout=900)
-        rerendered = _collect_figures(figures, drawing)
-    finally:  # a hung build must not outlive the session
-        for child in (proc, drawing):
-            if child.poll() is None:
-                child.kill()
-    site = BuiltSite(directory, url, proc.returncode, log, time.perf_counter() - start, rerendered)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield site
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,63 @@
+"""How ``pytest -n auto`` spreads the suite over the cores: the units of work and their order.
+
+tests/conftest.py's scheduler hands the units out; tests/test_scheduling.py checks the rules.
+"""
+
+from __future__ import annotations
+
+# How the suite is spread over the cores (``make test`` runs ``pytest -n auto``). A unit of work
+# is a test file, kept whole on one pytest-xdist worker: its tests share module-scoped fixtures (a
+# model's logits, a ggml build) that would otherwise be built once per worker. The files below
+# are split further, by the test's parameter: ``test_a[x]`` and ``test_b[x]`` are one unit, and
+# the file's unparametrized tests another. test_site.py's parameter is the page (the tests that
+# look at one page share its load); the sweep's is a part of the transformers families.
+SPLIT_BY_PARAMETER = ("tests/site/test_site.py", "tests/test_models_sweep.py")
+
+# The unit handed out first: its tests need the site, so the first worker builds it (the build is
+# shared by every worker: tests/site/shared_build.py) while the other starts on the rest.
+FIRST = "tests/site/test_site.py"
+
+# The units that take longest (worker-seconds of `pytest -n auto --durations=0`, slowest first);
+# after FIRST they go out first (a long unit handed out last would run alone at the end), except
+# that the site's units go last, when the build is done, so that no worker waits for it.
+LONGEST_FIRST = (
+    "tests/test_models_sweep.py",
+    "tests/test_testing_ggml.py",
+    "tests/test_real_configs.py",
+    "tests/test_testing_vectors.py",
+    "tests/test_rope_compile.py",
+    "tests/test_benchmarks.py",
+    "tests/test_testing_rope.py",
+    "tests/test_testing_patterns.py",
+    "tests/test_testing_frameworks.py",
+)
+SITE_LONGEST_FIRST = (
+    "tests/site/test_explorer.py",
+    "tests/site/test_site.py[tests.md]",
+    "tests/site/test_site.py[api.md]",
+    "tests/site/test_site.py[models.md]",
+)
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work that a test belongs to (see :data:`SPLIT_BY_PARAMETER`)."""
+    path, _, name = nodeid.partition("::")
+    if path in SPLIT_BY_PARAMETER and name.endswith("]") and "[" in name:
+        return f"{path}[{name[name.index('[') + 1 : -1]}]"
+    return path
+
+
+def unit_order(units: list[str]) -> list[str]:
+    """``units`` in the order they are handed out: FIRST, the longest, the rest, the site last."""
+
+    def rank(unit: str) -> tuple[int, int]:
+        base = unit.partition("[")[0]
+        if unit == FIRST:
+            return (0, 0)
+        if base.startswith("tests/site/"):
+            known = [i for i, u in enumerate(SITE_LONGEST_FIRST) if unit == u or base == u]
+            return (3, known[0] if known else len(SITE_LONGEST_FIRST))
+        known = [i for i, u in enumerate(LONGEST_FIRST) if base == u]
+        return (1, known[0]) if known else (2, 0)
+
+    return sorted(units, key=rank)  # stable: xdist's own order within a rank
