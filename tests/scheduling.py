@@ -10,8 +10,13 @@ from __future__ import annotations
 # model's logits, a ggml build) that would otherwise be built once per worker. The files below
 # are split further, by the test's parameter: ``test_a[x]`` and ``test_b[x]`` are one unit, and
 # the file's unparametrized tests another. test_site.py's parameter is the page (the tests that
-# look at one page share its load); the sweep's is a part of the transformers families.
-SPLIT_BY_PARAMETER = ("tests/site/test_site.py", "tests/test_models_sweep.py")
+# look at one page share its load); the sweep's is a part of the transformers families; the
+# corpus test's is one released config.
+SPLIT_BY_PARAMETER = (
+    "tests/site/test_site.py",
+    "tests/test_models_sweep.py",
+    "tests/test_real_configs.py",
+)
 
 # The unit handed out first: its tests need the site, so the first worker builds it (the build is
 # shared by every worker: tests/site/shared_build.py) while the other starts on the rest.
@@ -23,7 +28,6 @@ FIRST = "tests/site/test_site.py"
 LONGEST_FIRST = (
     "tests/test_models_sweep.py",
     "tests/test_testing_ggml.py",
-    "tests/test_real_configs.py",
     "tests/test_testing_vectors.py",
     "tests/test_rope_compile.py",
     "tests/test_benchmarks.py",
@@ -37,6 +41,9 @@ SITE_LONGEST_FIRST = (
     "tests/site/test_site.py[api.md]",
     "tests/site/test_site.py[models.md]",
 )
+# Many short units, handed out last: whichever worker is free takes the next, so both finish
+# within a few seconds of each other.
+LAST = ("tests/test_real_configs.py",)
 
 
 def work_unit(nodeid: str) -> str:
@@ -48,12 +55,14 @@ def work_unit(nodeid: str) -> str:
 
 
 def unit_order(units: list[str]) -> list[str]:
-    """``units`` in the order they are handed out: FIRST, the longest, the rest, the site last."""
+    """``units`` in the order they are handed out: FIRST, the longest, the rest, the site, LAST."""
 
     def rank(unit: str) -> tuple[int, int]:
         base = unit.partition("[")[0]
         if unit == FIRST:
             return (0, 0)
+        if base in LAST:
+            return (4, LAST.index(base))
         if base.startswith("tests/site/"):
             known = [i for i, u in enumerate(SITE_LONGEST_FIRST) if unit == u or base == u]
             return (3, known[0] if known else len(SITE_LONGEST_FIRST))

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from tests.scheduling import (
     FIRST,
+    LAST,
     LONGEST_FIRST,
     SITE_LONGEST_FIRST,
     SPLIT_BY_PARAMETER,
@@ -25,8 +26,9 @@ def test_a_file_is_one_unit_unless_split_by_its_parameter():
     assert work_unit("tests/site/test_explorer.py::test_x[390]") == "tests/site/test_explorer.py"
 
 
-def test_the_build_goes_first_the_longest_next_and_the_site_last():
+def test_the_build_goes_first_the_longest_next_and_the_short_units_last():
     units = [
+        f"{LAST[0]}[x]",
         "tests/test_rope.py",
         "tests/site/test_site.py[api.md]",
         "tests/site/test_site.py[rope.md]",
@@ -47,12 +49,13 @@ def test_the_build_goes_first_the_longest_next_and_the_site_last():
         "tests/site/test_site.py[tests.md]",
         "tests/site/test_site.py[api.md]",
         "tests/site/test_site.py[rope.md]",
+        f"{LAST[0]}[x]",
     ]
 
 
 def test_every_file_named_exists():
     """A renamed test file would silently lose its place in the order."""
-    named = [FIRST, *SPLIT_BY_PARAMETER, *LONGEST_FIRST]
+    named = [FIRST, *SPLIT_BY_PARAMETER, *LONGEST_FIRST, *LAST]
     named += [unit.partition("[")[0] for unit in SITE_LONGEST_FIRST]
     missing = [name for name in named if not (ROOT / name).is_file()]
     assert missing == []
