@@ -119,8 +119,21 @@ SPECIAL: dict[str, dict[str, Any]] = {
     },
     "idefics": {
         "inputs": "image_embeddings",
+        "overrides": {"vision_config": {"num_hidden_layers": 1, "intermediate_size": 32}},
         "why": "the model needs exactly one image input; its gated cross-attention (no RoPE) is "
-        "left out of the record",
+        "left out of the record; the image input is given as encoder embeddings, so the vision "
+        "encoder the model builds never runs: one small layer of it",
+    },
+    "dots3_note": {
+        "overrides": {
+            "swa_num_attention_heads": 2,
+            "swa_num_key_value_heads": 2,
+            "swa_q_lora_rank": 16,
+            "swa_kv_lora_rank": 16,
+        },
+        "why": "the sliding-window layers take their sizes from swa_* arguments (64 heads, "
+        "low-rank projections of 1024), not from the sizes the sweep shrinks: the same tiny "
+        "sizes there (their widths, which decide the rotary part, are kept)",
     },
     "lfm2_moe": {
         "overrides": {"layer_types": ["conv", "full_attention"]},
@@ -272,10 +285,9 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "why": "every layer runs a Mamba-2 mixer beside attention: its widths are shrunk too",
     },
     "gemma3n": {
-        "overrides": {"num_kv_shared_layers": 0, "vocab_size_per_layer_input": 128},
+        "overrides": {"num_kv_shared_layers": 0},
         "why": "KV sharing needs as many layers of each type before the shared ones (the shared "
-        "layers reuse keys rotated the same way); the per-layer input embeddings have their "
-        "own vocabulary, shrunk like the main one",
+        "layers reuse keys rotated the same way)",
     },
     "phi4_multimodal": {
         "overrides": {
