@@ -90,6 +90,22 @@ def test_the_pairing_is_read_from_the_states(layout_in, layout_out):
     assert omega[0] == pytest.approx(1.0) and truth.base_from(omega) == pytest.approx(10000.0)
 
 
+def test_the_fits_of_every_layout_are_each_layouts_own_fit():
+    """``fit_layouts`` (shared work) gives exactly what ``fit_pairs`` gives layout by layout."""
+    gen = torch.Generator().manual_seed(2)
+    pre = torch.randn(2, 3, 7, 16, generator=gen, dtype=torch.float64)
+    post = _rotated(pre, torch.tensor([0, 1, 2, 3, 7, 31, 100]), "interleaved", "half")
+    for target in (post, torch.randn(2, 3, 7, 16, generator=gen, dtype=torch.float64)):
+        fits = truth.fit_layouts(pre, target)
+        assert [(f.layout_in, f.layout_out) for f in fits] == [
+            (a, b) for a in truth.LAYOUTS for b in truth.LAYOUTS
+        ]
+        for f in fits:
+            one = truth.fit_pairs(pre, target, f.layout_in, f.layout_out)
+            assert f.residual == one.residual
+            assert torch.equal(f.angle, one.angle) and torch.equal(f.scale, one.scale)
+
+
 def test_partial_rotary_and_query_scaling_are_read_from_the_states():
     """A rotary part in the last coordinates, and a query scaled by position, are both seen."""
     gen = torch.Generator().manual_seed(1)

@@ -547,6 +547,11 @@ def forward(model, family: str, ids: torch.Tensor, positions: torch.Tensor):
 
     builder = SPECIAL.get(family, {}).get("inputs")
     inputs = INPUTS[builder](model, ids, positions) if builder else {"input_ids": ids}
+    if SPECIAL.get(family, {}).get("no_masks"):
+        # prepared masks, one per layer type, all None: the model builds none (the capture
+        # ignores them; attention contributes nothing)
+        types = getattr(model.config, "layer_types", None) or ["full_attention"]
+        inputs["attention_mask"] = dict.fromkeys(types)
     if SPECIAL.get(family, {}).get("inject_positions"):
         # the model makes its own positions (0, 1, 2, ...): hand ours to its rotary modules
         with injected_positions(model, positions):
