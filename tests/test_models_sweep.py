@@ -6,6 +6,13 @@ after its RoPE. ``RotaryEmbedding.from_hf_config`` on the same config must rotat
 to the same result within HF's float32-angle bound, with every pair layout check backed by the
 other layout failing. The results file behind the site's model zoo table must be what the run
 computes. The harness itself is checked first, on rotations it did not compute.
+
+The families run in ``results.parts`` (a few parts of about equal cost, fixed by the truth
+file): each part's families must give the committed rows and truth, so that the parts can run
+on different workers (a unit of the suite's scheduler per part id). The enumeration (which
+families there are) is run once, and must give the committed files' lists and counts from the
+committed rows; the aggregate checks then read the committed files, which the two prove equal
+to a whole run.
 """
 
 import json
@@ -19,17 +26,27 @@ from tests.hf_sweep import results, truth
 pytestmark = pytest.mark.peers
 
 AGREEMENT_TARGET = 0.95
+PARTS = results.parts()
 
 
-@pytest.fixture(scope="module")
-def sweep():
+@pytest.fixture(
+    scope="module", params=range(len(PARTS)), ids=[f"part-{i}" for i in range(len(PARTS))]
+)
+def part(request):
+    """One part of the sweep, run: its families' truths and rows."""
     pytest.importorskip("transformers")
-    return results.run()
+    return results.run(PARTS[request.param])
 
 
 @pytest.fixture(scope="module")
 def committed():
     with open(results.RESULTS_FILE, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def committed_truth():
+    with open(results.TRUTH_FILE, encoding="utf-8") as f:
         return json.load(f)
 
 
@@ -73,6 +90,22 @@ def test_the_pairing_is_read_from_the_states(layout_in, layout_out):
     assert omega[0] == pytest.approx(1.0) and truth.base_from(omega) == pytest.approx(10000.0)
 
 
+def test_the_fits_of_every_layout_are_each_layouts_own_fit():
+    """``fit_layouts`` (shared work) gives exactly what ``fit_pairs`` gives layout by layout."""
+    gen = torch.Generator().manual_seed(2)
+    pre = torch.randn(2, 3, 7, 16, generator=gen, dtype=torch.float64)
+    post = _rotated(pre, torch.tensor([0, 1, 2, 3, 7, 31, 100]), "interleaved", "half")
+    for target in (post, torch.randn(2, 3, 7, 16, generator=gen, dtype=torch.float64)):
+        fits = truth.fit_layouts(pre, target)
+        assert [(f.layout_in, f.layout_out) for f in fits] == [
+            (a, b) for a in truth.LAYOUTS for b in truth.LAYOUTS
+        ]
+        for f in fits:
+            one = truth.fit_pairs(pre, target, f.layout_in, f.layout_out)
+            assert f.residual == one.residual
+            assert torch.equal(f.angle, one.angle) and torch.equal(f.scale, one.scale)
+
+
 def test_partial_rotary_and_query_scaling_are_read_from_the_states():
     """A rotary part in the last coordinates, and a query scaled by position, are both seen."""
     gen = torch.Generator().manual_seed(1)
@@ -104,13 +137,78 @@ def test_vision_and_text_families_are_told_apart():
     assert [r.token_positions for r in paddle.rotary] == [False, True]
 
 
-# --- the sweep ------------------------------------------------------------------------------
+# --- the sweep, part by part ----------------------------------------------------------------
 
 
-def test_every_text_rotary_family_agrees_with_from_hf_config(sweep):
+def test_the_parts_hold_every_family_once(committed_truth):
+    """Every text rotary family of the truth file is in exactly one part."""
+    names = [name for p in PARTS for name in p]
+    assert sorted(names) == committed_truth["text_rotary_families"]
+    assert len(names) == len(set(names))
+    assert all(PARTS)
+
+
+def test_committed_results_equal_the_run(part, committed):
+    """The site's table cannot go stale: ``python -m tests.hf_sweep --write`` rewrites it."""
+    fresh = json.loads(json.dumps(part.rows))
+    changed = sorted(name for name in fresh if fresh[name] != committed["families"].get(name))
+    assert not changed, (
+        f"tests/data/hf_sweep_results.json is stale (rerun python -m tests.hf_sweep --write): "
+        f"families {changed}: "
+        + json.dumps({n: [committed["families"].get(n), fresh[n]] for n in changed})[:4000]
+    )
+
+
+def test_committed_truth_equals_the_run(part, committed_truth):
+    """The structure in the truth file (layouts, widths, NoPE layers) is what the run reads."""
+    names = sorted(part.truth["families"])
+    mine = results.digest(part.truth)
+    theirs = results.digest({"families": {n: committed_truth["families"][n] for n in names}})
+    assert mine == theirs
+
+
+def test_every_agreement_proves_its_layout(part):
+    """An agreement is backed by the other pair layout failing (a 2-wide rotary part has one)."""
+    for row in part.rows.values():
+        if row["agrees"]:
+            assert row["layout_proven"] or row.get("rotary_dim") == [2], row["family"]
+
+
+def test_every_disagreement_names_what_is_missing(part):
+    for row in part.rows.values():
+        if not row["agrees"]:
+            assert row["reason"], row["family"]
+
+
+def test_the_value_states_saw_the_same_layer_inputs(part):
+    """Attention contributes nothing, so both runs of a family fed every layer the same input."""
+    for name, family in part.truth["families"].items():
+        for group in family.get("layers", []):
+            assert group["values_equal"], (name, group["layers"])
+
+
+# --- the whole sweep: the enumeration run, the aggregates on the committed files ---------------
+
+
+def test_the_enumeration_is_the_committed_one(committed, committed_truth):
+    """The families there are, the vision/audio-only ones and the counts are the committed ones.
+
+    Both files are what the run assembles from the committed per-family entries (which the
+    parts prove equal to the run): with the parts, the committed files equal a whole run.
+    """
+    pytest.importorskip("transformers")
+    text, other = results.enumeration()
+    assert sorted(f.name for f in text) == sorted(committed["families"])
+    assert sorted(committed_truth["families"]) == sorted(committed["families"])
+    assembled = results.assemble(committed_truth["families"], committed["families"], text, other)
+    assert json.loads(json.dumps(assembled.results)) == committed
+    assert json.loads(json.dumps(assembled.truth)) == committed_truth
+
+
+def test_every_text_rotary_family_agrees_with_from_hf_config(committed):
     """At least 95 % of the text rotary families agree, layout proven by the other layout."""
-    counts = sweep.results["counts"]
-    rows = sweep.rows.values()
+    counts = committed["counts"]
+    rows = committed["families"].values()
     for row in rows:
         if row["agrees"]:
             assert row["layout_proven"] or row.get("rotary_dim") == [2], row["family"]
@@ -122,46 +220,11 @@ def test_every_text_rotary_family_agrees_with_from_hf_config(sweep):
     )
 
 
-def test_every_disagreement_names_what_is_missing(sweep):
-    for row in sweep.rows.values():
-        if not row["agrees"]:
-            assert row["reason"], row["family"]
-
-
-def test_committed_results_equal_the_run(sweep, committed):
-    """The site's table cannot go stale: ``python -m tests.hf_sweep --write`` rewrites it."""
-    fresh = json.loads(json.dumps(sweep.results))
-    if fresh != committed:
-        changed = sorted(
-            name
-            for name in set(fresh["families"]) | set(committed["families"])
-            if fresh["families"].get(name) != committed["families"].get(name)
-        )
-        pytest.fail(
-            f"tests/data/hf_sweep_results.json is stale (rerun python -m tests.hf_sweep --write): "
-            f"counts {committed['counts']} -> {fresh['counts']}; families {changed}"
-        )
-
-
-def test_committed_truth_equals_the_run(sweep):
-    """The structure in the truth file (layouts, widths, NoPE layers) is what the run reads."""
-    with open(results.TRUTH_FILE, encoding="utf-8") as f:
-        committed = json.load(f)
-    assert results.digest(committed) == results.digest(sweep.truth)
-
-
-def test_the_value_states_saw_the_same_layer_inputs(sweep):
-    """Attention contributes nothing, so both runs of a family fed every layer the same input."""
-    for name, family in sweep.truth["families"].items():
-        for group in family.get("layers", []):
-            assert group["values_equal"], (name, group["layers"])
-
-
-def test_counts_are_the_enumeration(sweep):
-    counts = sweep.results["counts"]
-    assert counts["text_rotary_families"] == len(sweep.truth["text_rotary_families"])
+def test_counts_are_the_enumeration(committed, committed_truth):
+    counts = committed["counts"]
+    assert counts["text_rotary_families"] == len(committed_truth["text_rotary_families"])
     assert counts["model_types_with_a_rotary_class"] == counts["text_rotary_families"] + len(
-        sweep.truth["vision_audio_only"]
+        committed_truth["vision_audio_only"]
     )
     assert counts["model_types_with_a_rotary_class"] >= 190
     assert math.isclose(counts["agree"] + counts["do_not_agree"], counts["text_rotary_families"])

@@ -45,6 +45,13 @@ class Gap:
         return self.ratio <= 1.0
 
 
+def reads_layer() -> bool:
+    """Whether ``from_hf_config`` takes the layer (else its module depends on the type only)."""
+    from posenc_ref import RotaryEmbedding
+
+    return "layer" in inspect.signature(RotaryEmbedding.from_hf_config).parameters
+
+
 def ours_for(config, layer: int, layer_type: str | None, **reader):
     """``from_hf_config`` for one layer of the config: (module or None, error text or None).
 
@@ -52,11 +59,10 @@ def ours_for(config, layer: int, layer_type: str | None, **reader):
     """
     from posenc_ref import RotaryEmbedding
 
-    params = inspect.signature(RotaryEmbedding.from_hf_config).parameters
     kwargs = dict(reader)
     if layer_type is not None:
         kwargs["layer_type"] = layer_type
-    if "layer" in params:
+    if reads_layer():
         kwargs["layer"] = layer
     try:
         return RotaryEmbedding.from_hf_config(config, **kwargs), None

@@ -20,6 +20,7 @@ import ast
 import functools
 import importlib
 import inspect
+import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -88,11 +89,21 @@ def class_sources(module_name: str) -> dict[str, str]:
     with open(inspect.getsourcefile(mod), encoding="utf-8") as f:
         text = f.read()
     tree = ast.parse(text)
-    return {
-        node.name: ast.get_source_segment(text, node) or ""
-        for node in tree.body
-        if isinstance(node, ast.ClassDef)
-    }
+    # ast.get_source_segment splits the whole file again for every node (seconds for a large
+    # modeling file): split it once, the same way (\n, \r, \r\n), and slice
+    lines = io.StringIO(text, newline="").readlines()
+
+    def segment(node: ast.ClassDef) -> str:
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+        return (
+            lines[first].encode()[node.col_offset :].decode()
+            + "".join(lines[first + 1 : last])
+            + lines[last].encode()[: node.end_col_offset].decode()
+        )
+
+    return {node.name: segment(node) for node in tree.body if isinstance(node, ast.ClassDef)}
 
 
 def _source(cls: type) -> str:

@@ -42,6 +42,8 @@ class Call:
     k: torch.Tensor
     v: torch.Tensor
     scaling: float | None
+    # what truth.analyse read from this call against its states before RoPE (sweep.analysed)
+    analysis: Any = dataclasses.field(default=None, repr=False, compare=False)
 
 
 class Recorder:
@@ -211,6 +213,20 @@ TINY: dict[str, Any] = {
     "tie_word_embeddings": False,
     "use_cache": False,
     "moe_k": 2,
+    # Sizes with nothing to do with the attention's RoPE that cost the most where left at the
+    # default: Gemma 3n's and Gemma 4's per-layer input embeddings (a vocabulary of 262144 rows
+    # each), Llama 4's dense MLP (16384 wide, on its 8200-token run), the heads of linear
+    # attention (no RoPE; Bailing's per-dimension decay grows with heads x width) and of the
+    # sparse-attention indexers (they pick the keys; every key is picked below index_topk),
+    # DeepSeek-V4's grouped output projection, Dots 3's shared experts.
+    "vocab_size_per_layer_input": 128,
+    "intermediate_size_mlp": 32,
+    "linear_num_heads": 2,
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 2,
+    "index_n_heads": 2,
+    "o_lora_rank": 16,
+    "shared_experts_intermediate_size": 16,
 }
 HEADS = 2
 
@@ -350,9 +366,19 @@ def tiny_config(
             layer_key, layers_override = layers_override
         counts = [layers_override]
 
+    # sizes given per layer (Gemma 3n's intermediate_size): cut to the tiny layers at the tiny
+    # size, not at the default's (its widths decide nothing about RoPE); not where the caller
+    # gives the list itself (the corpus keeps the released values)
+    shrunk = {k for k in tiny_sizes if k in layer_lists and k in kwargs and k not in overrides}
+
     def make(n, explicit):
         trial = dict(kwargs, **{layer_key: n})
-        trial.update({key: layer_lists[key][:n] for key in explicit})
+        trial.update(
+            {
+                key: [tiny_sizes[key]] * n if key in shrunk else layer_lists[key][:n]
+                for key in explicit
+            }
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return config_class(**trial), trial
@@ -373,7 +399,11 @@ def tiny_config(
         except Exception:  # noqa: BLE001 (lists the class does not rebuild)
             tiny, trial = make(n, tuple(layer_lists))
         got = tiny.to_dict()
-        if all(set(map(repr, got.get(k) or [])) >= set(map(repr, v)) for k, v in lists.items()):
+        if all(
+            set(map(repr, got.get(k) or [])) >= set(map(repr, v))
+            for k, v in lists.items()
+            if k not in shrunk
+        ):
             break
     return default, tiny, trial, sorted(lists)
 
@@ -517,6 +547,11 @@ def forward(model, family: str, ids: torch.Tensor, positions: torch.Tensor):
 
     builder = SPECIAL.get(family, {}).get("inputs")
     inputs = INPUTS[builder](model, ids, positions) if builder else {"input_ids": ids}
+    if SPECIAL.get(family, {}).get("no_masks"):
+        # prepared masks, one per layer type, all None: the model builds none (the capture
+        # ignores them; attention contributes nothing)
+        types = getattr(model.config, "layer_types", None) or ["full_attention"]
+        inputs["attention_mask"] = dict.fromkeys(types)
     if SPECIAL.get(family, {}).get("inject_positions"):
         # the model makes its own positions (0, 1, 2, ...): hand ours to its rotary modules
         with injected_positions(model, positions):

@@ -44,7 +44,11 @@ def enumeration() -> tuple[list[fam.Family], list[fam.Family]]:
 
 
 def run(names: list[str] | None = None) -> Sweep:
-    """Sweep the given families (default: every text rotary family)."""
+    """Sweep the given families (default: every text rotary family).
+
+    With ``names`` the files' lists and counts cover those families only (a part of the
+    sweep: ``tests/test_models_sweep.py`` runs it in ``parts``).
+    """
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -61,11 +65,20 @@ def run(names: list[str] | None = None) -> Sweep:
                 rows[family.name] = row(out["truth"], out["result"])
     finally:
         torch.set_num_threads(threads)
+    return assemble(truths, rows, text, other)
+
+
+def assemble(
+    truths: dict[str, dict], rows: dict[str, dict], text: list[fam.Family], other: list[fam.Family]
+) -> Sweep:
+    """Both files from the families' truths and rows, and the enumeration (text and other)."""
+    import transformers
+
     truth = {
         "transformers": transformers.__version__,
         "about": "What each transformers family's own code does to queries and keys, read from "
         "its states by tests/hf_sweep (python -m tests.hf_sweep --write).",
-        "text_rotary_families": sorted(truths),
+        "text_rotary_families": sorted(f.name for f in text),
         "vision_audio_only": [
             {
                 "family": f.name,
@@ -83,6 +96,32 @@ def run(names: list[str] | None = None) -> Sweep:
         "families": rows,
     }
     return Sweep(truth, results, rows)
+
+
+PARTS = 4
+
+
+def parts(truth: dict | None = None, count: int = PARTS) -> list[list[str]]:
+    """The text families in ``count`` parts of about equal cost, the same on every machine.
+
+    The cost is the truth file's CPU ``seconds`` per family (0 where it has none); the
+    costliest family goes first, into the part with the least so far (ties: by name, then the
+    first part). Each part lists its families by name.
+    """
+    if truth is None:
+        with open(TRUTH_FILE, encoding="utf-8") as f:
+            truth = json.load(f)
+    cost = {
+        n: float(truth["families"].get(n, {}).get("seconds") or 0.0)
+        for n in truth["text_rotary_families"]
+    }
+    out: list[list[str]] = [[] for _ in range(count)]
+    load = [0.0] * count
+    for name in sorted(cost, key=lambda n: (-cost[n], n)):
+        i = min(range(count), key=lambda j: (round(load[j], 6), j))
+        out[i].append(name)
+        load[i] += cost[name]
+    return [sorted(p) for p in out]
 
 
 def counts(rows: dict[str, dict], rotary: int, text: int) -> dict[str, int]:

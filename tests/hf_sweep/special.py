@@ -24,6 +24,12 @@ NORM_AFTER = (
 )
 
 
+MAMBA_CHUNKS = (
+    "the Mamba-2 scan pads the sequence to its chunk (256 by default, 16 here: the same "
+    "recurrence, in smaller blocks; the Mamba layers have no RoPE)"
+)
+
+
 def learned_alpha(buffer: torch.Tensor) -> torch.Tensor:
     """Mistral Large 4's LeRoPE alpha as a checkpoint would hold it: random, seeded."""
     generator = torch.Generator().manual_seed(4)
@@ -39,9 +45,14 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "values into it and hands posenc_ref the same values as lerope_alpha",
     },
     "bamba": {
-        "overrides": {"mamba_n_heads": 8, "mamba_d_head": 64, "attn_layer_indices": [1]},
+        "overrides": {
+            "mamba_n_heads": 8,
+            "mamba_d_head": 64,
+            "attn_layer_indices": [1],
+            "mamba_chunk_size": 16,
+        },
         "why": "Mamba heads must tile the (tiny) hidden size; the attention layers are listed by "
-        "index (attn_layer_indices), so one is put inside the tiny model",
+        "index (attn_layer_indices), so one is put inside the tiny model; " + MAMBA_CHUNKS,
     },
     "granitemoehybrid": {
         "overrides": {
@@ -49,11 +60,12 @@ SPECIAL: dict[str, dict[str, Any]] = {
             "mamba_d_head": 64,
             "layer_types": ["mamba", "attention"],
             "position_embedding_type": "rope",
+            "mamba_chunk_size": 16,
         },
         "why": "Mamba heads must tile the (tiny) hidden size; the default layer_types has no "
         "attention layer (every layer is Mamba), so the tiny model gets one; the default "
         "position_embedding_type (None) means no RoPE at all, 'rope' switches the rotary "
-        "path on",
+        "path on; " + MAMBA_CHUNKS,
     },
     "chameleon": {
         "overrides": {"vocabulary_map": {"<image>": 3}},
@@ -119,8 +131,21 @@ SPECIAL: dict[str, dict[str, Any]] = {
     },
     "idefics": {
         "inputs": "image_embeddings",
+        "overrides": {"vision_config": {"num_hidden_layers": 1, "intermediate_size": 32}},
         "why": "the model needs exactly one image input; its gated cross-attention (no RoPE) is "
-        "left out of the record",
+        "left out of the record; the image input is given as encoder embeddings, so the vision "
+        "encoder the model builds never runs: one small layer of it",
+    },
+    "dots3_note": {
+        "overrides": {
+            "swa_num_attention_heads": 2,
+            "swa_num_key_value_heads": 2,
+            "swa_q_lora_rank": 16,
+            "swa_kv_lora_rank": 16,
+        },
+        "why": "the sliding-window layers take their sizes from swa_* arguments (64 heads, "
+        "low-rank projections of 1024), not from the sizes the sweep shrinks: the same tiny "
+        "sizes there (their widths, which decide the rotary part, are kept)",
     },
     "lfm2_moe": {
         "overrides": {"layer_types": ["conv", "full_attention"]},
@@ -208,10 +233,12 @@ SPECIAL: dict[str, dict[str, Any]] = {
                 "num_query_groups",
             ],
             "use_mem_rope": True,
+            "chunk_size": 16,
         },
         "why": "the config stores widths it derives from hidden_size (the shared attention "
         "works on twice the hidden size): they are derived again for the tiny size; the "
-        "default use_mem_rope=False means no RoPE at all, True switches the rotary path on",
+        "default use_mem_rope=False means no RoPE at all, True switches the rotary path on; "
+        + MAMBA_CHUNKS,
     },
     "voxtral_realtime": {
         "inputs": "time_condition",
@@ -234,6 +261,7 @@ SPECIAL: dict[str, dict[str, Any]] = {
     },
     "llama4": {
         "identity_attrs": {"attn_temperature_tuning": False},
+        "no_masks": True,
         "overrides": {"rms_norm_eps": 1e-30},
         "long_positions": 8200,
         "scale_by_index": True,
@@ -241,7 +269,9 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "(attention-temperature tuning, from arange, not from position_ids): the identity run "
         "switches it off so that it shows, and a contiguous run of 8200 tokens reaches past "
         "floor_scale (8192), where the factor leaves 1; the factor is compared at the token's "
-        "index in the call, which the code counts (arange plus the cache length); " + NORM_AFTER,
+        "index in the call, which the code counts (arange plus the cache length); its "
+        "attention masks (8200 x 8200, full and chunked) are given as None: they only say which "
+        "keys a query sees, and the capture returns zeros whatever they say; " + NORM_AFTER,
     },
     "deepseek_v4": {
         "long_positions": 260,
@@ -272,10 +302,9 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "why": "every layer runs a Mamba-2 mixer beside attention: its widths are shrunk too",
     },
     "gemma3n": {
-        "overrides": {"num_kv_shared_layers": 0, "vocab_size_per_layer_input": 128},
+        "overrides": {"num_kv_shared_layers": 0},
         "why": "KV sharing needs as many layers of each type before the shared ones (the shared "
-        "layers reuse keys rotated the same way); the per-layer input embeddings have their "
-        "own vocabulary, shrunk like the main one",
+        "layers reuse keys rotated the same way)",
     },
     "phi4_multimodal": {
         "overrides": {

@@ -65,6 +65,37 @@ def fit_pairs(pre: torch.Tensor, post: torch.Tensor, layout_in: str, layout_out:
     return PairFit(layout_in, layout_out, residual, torch.atan2(s, c), torch.hypot(c, s))
 
 
+def fit_layouts(pre: torch.Tensor, post: torch.Tensor) -> list[PairFit]:
+    """``fit_pairs`` for every (input, output) layout, in ``LAYOUTS`` order, input outermost.
+
+    The same arithmetic, with what one input or output layout shares computed once (the
+    sweep reads thousands of attention calls; this is its commonest step).
+    """
+    width = pre.shape[-1]
+    dims = (0, 1)
+    outputs = {}
+    for layout_out in LAYOUTS:
+        a2, b2 = pairs(width, layout_out)
+        y1, y2 = post[..., a2], post[..., b2]
+        outputs[layout_out] = (y1, y2, (y1**2 + y2**2).sum().clamp_min(1e-300))
+    fits = []
+    for layout_in in LAYOUTS:
+        a, b = pairs(width, layout_in)
+        u, v = pre[..., a], pre[..., b]  # (batch, heads, seq, pairs)
+        norm = (u * u + v * v).sum(dims).clamp_min(1e-300)
+        for layout_out in LAYOUTS:
+            y1, y2, total = outputs[layout_out]
+            c = (y1 * u + y2 * v).sum(dims) / norm
+            s = (y2 * u - y1 * v).sum(dims) / norm
+            r1 = y1 - (c * u - s * v)
+            r2 = y2 - (s * u + c * v)
+            residual = float(torch.sqrt((r1**2 + r2**2).sum() / total))
+            fits.append(
+                PairFit(layout_in, layout_out, residual, torch.atan2(s, c), torch.hypot(c, s))
+            )
+    return fits
+
+
 @dataclass
 class LayerTruth:
     """What one layer's code did, for one forward pass."""
@@ -137,17 +168,12 @@ def analyse(q_pre, q_post, k_pre, k_post) -> LayerTruth:
     blocks = {(a, b) for a, b in blocks if 0 <= a < b <= width and (b - a) % 2 == 0}
     candidates = []
     for start, stop in sorted(blocks):
-        for lin in LAYOUTS:
-            for lout in LAYOUTS:
-                qf = fit_pairs(q_pre[..., start:stop], q_post[..., start:stop], lin, lout)
-                kf = (
-                    fit_pairs(k_pre[..., start:stop], k_post[..., start:stop], lin, lout)
-                    if use_k
-                    else qf
-                )
-                # heads of a shared key (MLA) cannot tell pairings apart; queries can
-                residual = max(qf.residual, kf.residual)
-                candidates.append((residual, stop - start, (start, stop), qf, kf))
+        q_fits = fit_layouts(q_pre[..., start:stop], q_post[..., start:stop])
+        k_fits = fit_layouts(k_pre[..., start:stop], k_post[..., start:stop]) if use_k else q_fits
+        for qf, kf in zip(q_fits, k_fits, strict=True):
+            # heads of a shared key (MLA) cannot tell pairings apart; queries can
+            residual = max(qf.residual, kf.residual)
+            candidates.append((residual, stop - start, (start, stop), qf, kf))
     # An exact fit is a float32 rounding away from 0; among exact fits the narrowest block wins
     # (a wider one only adds unmoved pairs).
     candidates.sort(key=lambda c: (c[0] > EXACT, c[0] if c[0] > EXACT else 0.0, c[1]))
