@@ -178,3 +178,29 @@ def screenshots() -> Path:
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     SCREENSHOTS.mkdir(parents=True)
     return SCREENSHOTS
+
+
+@pytest.fixture(scope="session")
+def page_view(new_tab, site, screenshots):
+    """``page_view(src)``: the page's ``pageview.PageView``, from one load shared by the tests.
+
+    Loading a long page is most of a browser test's time (the API and Tests pages take 20-35 s
+    under load), so each page is loaded once for all the tests that look at it. A load that
+    raised raises again in every test that asks for it.
+    """
+    from pageview import PageView, view_page
+
+    views: dict[str, PageView | Exception] = {}
+
+    def view(page_src: str) -> PageView:
+        if page_src not in views:
+            try:
+                views[page_src] = view_page(new_tab, site, screenshots, page_src)
+            except Exception as error:  # noqa: BLE001 - re-raised below, in each test
+                views[page_src] = error
+        found = views[page_src]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    return view

@@ -14,8 +14,10 @@ site, and compare it with ``posenc_ref``:
   position 10**6 turns that bit into ~1e-10 rad. Each stage is checked at the float64 bound.)
 
 Then through the page itself: every released family loaded from the picker equals
-``RopeSpec.frequencies``; keyboard and typed input update the numbers; controls are labelled;
-nothing leaves the screen at 390 px.
+``RopeSpec.frequencies``; keyboard and typed input update the numbers; controls are labelled.
+Every widget's numbers (as loaded and after a keyboard step) and its fit at 1280 and 390 px are
+checked in ``test_site.py``, from the one load of each page that all its checks share
+(``tests/site/pageview.py``); ``check_widget`` here is the comparison they use.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from pageview import WIDGET_STATE, WIDGETS_READY
 
 ROOT = Path(__file__).resolve().parents[2]
 RTOL = 1e-12  # the float64 bound: a few thousand ulps at most, a drifted formula is far above
@@ -344,13 +347,21 @@ _RUN_CASES = """
 
 
 def _open(tab, site, src: str, width: int = 1400):
+    """The page, loaded, with every widget started and its model list in.
+
+    The tests end with :func:`_clean`, which waits for every request to end before judging.
+    """
     page = tab.page
     page.set_viewport_size({"width": width, "height": 1000})
-    page.goto(site.page_url(src), wait_until="networkidle")
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.pe-widget')].every((e) => e.posencExplorer)"
-    )
+    page.goto(site.page_url(src), wait_until="load")
+    page.wait_for_function(WIDGETS_READY)
     return page
+
+
+def _clean(tab) -> None:
+    """No request left the host and nothing failed, once every request the page made has ended."""
+    tab.page.wait_for_load_state("networkidle")
+    tab.assert_clean()
 
 
 def _explorer(page):
@@ -401,7 +412,7 @@ def test_explorer_formulas_equal_the_package_on_a_grid(tab, site):
         {k: f"{v:.2g}" for k, v in WORST.items()},
     )
     assert problems == [], "\n".join(problems[:20])
-    tab.assert_clean()
+    _clean(tab)
 
 
 def test_explorer_comparison_catches_a_drift():
@@ -419,11 +430,7 @@ def test_explorer_comparison_catches_a_drift():
 
 # --- the page, driven as a reader would ---------------------------------------------------
 
-_STATE = """(e) => ({
-  state: e.posencExplorer.state,
-  result: e.posencExplorer.result,
-  error: e.posencExplorer.result ? null : e.querySelector(".pe-error").textContent,
-})"""
+_STATE = WIDGET_STATE
 
 
 def _zoo_specs():
@@ -549,7 +556,7 @@ def test_every_released_family_loads_with_the_package_frequencies(tab, site):
     expected = rows[phi]["spec"].frequencies(found["state"]["position"] + 1)
     assert found["state"]["position"] == zoo[phi]["context"] + 10
     assert _rel(found["result"]["invFreq"], expected.inv_freq.tolist()) <= RTOL
-    tab.assert_clean()
+    _clean(tab)
 
 
 @pytest.mark.browser
@@ -619,7 +626,7 @@ def test_explorer_controls_are_labelled_and_work_by_keyboard(tab, site):
     assert not error.is_visible()
     check()
     assert problems == [], "\n".join(problems)
-    tab.assert_clean()
+    _clean(tab)
 
 
 _HEAD = (
@@ -664,7 +671,7 @@ def test_explorer_head_is_coloured_from_the_pre_training_frequencies(tab, site):
     explorer.get_by_label("scaling method").select_option("none")
     colours = explorer.evaluate(_HEAD)
     assert (colours.count("pe-cell-fast"), colours.count("pe-cell-slow")) == (35, 29)
-    tab.assert_clean()
+    _clean(tab)
 
 
 @pytest.mark.browser
@@ -689,22 +696,35 @@ def test_explorer_rotation_says_seen_where_it_draws_inside_the_arc(tab, site):
         assert ("lies on the arc" in text) == seen, (m, text)
         assert ("Out of the pre-training range" in text) == (not seen), (m, text)
     assert math.fmod(23000 * w, 2 * math.pi) < L0 * w < 23000 * w  # past one turn, seen again
-    tab.assert_clean()
+    _clean(tab)
 
 
 # --- the widgets on the derivation pages ------------------------------------------------------
 
 
 def _widget_pages(site) -> dict[str, int]:
+    """Built nav pages with widgets (the explorer's included): how many each has."""
     from test_site import PAGES  # noqa: PLC0415 (the nav, as the other site tests read it)
 
     found = {}
     for src in PAGES:
         html = site.directory / urlsplit(site.page_url(src)).path.lstrip("/") / "index.html"
         count = len(re.findall(r'class="pe-widget"', html.read_text(encoding="utf-8")))
-        if count and src != "explorer.md":
+        if count:
             found[src] = count
     return found
+
+
+def test_the_widget_tests_see_every_widget_page(site):
+    """test_site.py's widget tests, parametrized from the Markdown, cover every built widget page.
+
+    They are parametrized per page (so that they share the page's one load with the other checks
+    of that page); a widget placed by an include or a hook would otherwise go unchecked.
+    """
+    from test_site import WIDGET_PAGES  # noqa: PLC0415
+
+    assert sorted(_widget_pages(site)) == sorted(WIDGET_PAGES)
+    assert "explorer.md" in WIDGET_PAGES
 
 
 def test_widgets_sit_beside_their_derivation_with_a_link_to_the_function(site):
@@ -713,7 +733,7 @@ def test_widgets_sit_beside_their_derivation_with_a_link_to_the_function(site):
     The caption is the paragraph right after the widget: it links the API entry of the function
     the widget mirrors, as the captions of the static figures do.
     """
-    pages = _widget_pages(site)
+    pages = {src: n for src, n in _widget_pages(site).items() if src != "explorer.md"}
     assert sum(pages.values()) >= 3, pages
     problems = []
     for src in pages:
@@ -725,70 +745,6 @@ def test_widgets_sit_beside_their_derivation_with_a_link_to_the_function(site):
             if not re.search(r'href="[^"]*api/#posenc_ref\.', caption):
                 problems.append(f"{src}: a widget without a caption linking its function")
     assert problems == []
-
-
-@pytest.mark.browser
-def test_widgets_compute_the_package_numbers(tab, site):
-    """Every widget on the derivation pages, as loaded and after a keyboard step, is the package."""
-    rows = _zoo_specs()
-    problems = []
-    for src in _widget_pages(site):
-        page = _open(tab, site, src)
-        widgets = page.locator(".pe-widget")
-        for i in range(widgets.count()):
-            widget = widgets.nth(i)
-            problems += check_widget(widget.evaluate(_STATE), rows)
-            slider = widget.get_by_role("slider").first
-            slider.press("ArrowRight")
-            slider.press("PageUp")
-            problems += check_widget(widget.evaluate(_STATE), rows)
-    assert problems == [], "\n".join(problems)
-    tab.assert_clean()
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("width", [1280, 390])
-def test_explorer_and_widgets_fit_the_screen(tab, site, screenshots, width):
-    """Nothing of the explorer or a widget is wider than the article.
-
-    The home page and the explorer do not scroll sideways either. Screenshots of each page go to
-    test-artifacts/screenshots/.
-    """
-    problems = []
-    for src in ["index.md", "explorer.md", *_widget_pages(site)]:
-        page = _open(tab, site, src, width=width)
-        if src == "explorer.md":
-            _explorer(page)
-        found = page.evaluate(
-            """() => {
-              const article = document.querySelector("article").getBoundingClientRect();
-              const wide = [];
-              const all = ".pe-widget, .pe-widget *, article figure, article img";
-              for (const e of document.querySelectorAll(all)) {
-                const r = e.getBoundingClientRect();
-                if (r.width && (r.right > article.right + 1 || r.left < article.left - 1)) {
-                  const name = `${e.tagName}.${e.className.baseVal ?? e.className}`;
-                  wide.push(`${name} ${Math.round(r.left)}..${Math.round(r.right)}`);
-                }
-              }
-              return {wide: wide.slice(0, 5), page: document.documentElement.scrollWidth,
-                      screen: document.documentElement.clientWidth};
-            }"""
-        )
-        stem = re.sub(r"[^A-Za-z0-9]+", "_", Path(src).with_suffix("").as_posix())
-        # The page itself is checked where it is ours; on the derivation pages, other content
-        # (wide formulas) is the general overflow check's business, the widgets are ours.
-        mine = src in ("index.md", "explorer.md")
-        if mine:
-            page.screenshot(path=str(screenshots / f"{stem}_{width}px.png"), full_page=True)
-        else:  # the widgets only: a full derivation page is long and slow to capture
-            widgets = page.locator(".pe-widget")
-            for i in range(widgets.count()):
-                widgets.nth(i).screenshot(path=str(screenshots / f"{stem}_widget{i}_{width}px.png"))
-        if found["wide"] or (mine and found["page"] > found["screen"]):
-            problems.append(f"{src} at {width}px: {found}")
-    assert problems == [], "\n".join(problems)
-    tab.assert_clean()
 
 
 @pytest.mark.browser
@@ -806,4 +762,4 @@ def test_widgets_start_after_instant_navigation(tab, site):
     explorer = _explorer(page)
     assert page.evaluate("() => window.__same_document === true"), "the click reloaded the page"
     assert explorer.evaluate("(e) => e.posencExplorer.result !== null")
-    tab.assert_clean()
+    _clean(tab)

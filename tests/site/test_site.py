@@ -12,12 +12,12 @@ import inspect
 import json
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
+from pageview import INSPECT_PAGE, WIDTHS, wait_for_math
 
 # Not imported from conftest.py: two conftest modules (tests/, tests/site/) share that name.
 ROOT = Path(__file__).resolve().parents[2]
@@ -284,42 +284,9 @@ def test_every_figure_is_shown_with_a_caption_naming_its_function(site):
 
 # --- every page in the browser -------------------------------------------------------------
 
-MATH_TIMEOUT_MS = 20_000
-
-# Runs in the page: what did not render, and which images did not load. Code and rendered math
-# are removed before looking for TeX delimiters: code may legitimately contain them.
-_INSPECT_PAGE = """
-async () => {
-  const article = document.querySelector("article") || document.body;
-  const math = [...document.querySelectorAll(".arithmatex")];
-  const clone = article.cloneNode(true);
-  clone.querySelectorAll("pre, code, mjx-container, script, style, .highlight")
-       .forEach((e) => e.remove());
-  const text = clone.textContent;
-  const images = [...document.images];
-  for (const img of images) img.loading = "eager";
-  const broken = [];
-  for (const img of images) {
-    try { await img.decode(); } catch (e) {}
-    if (!img.complete || img.naturalWidth === 0) broken.push(img.currentSrc || img.src);
-  }
-  return {
-    math: math.length,
-    unrendered: math.filter((e) => !e.querySelector("mjx-container")).length,
-    merrors: [...document.querySelectorAll("mjx-merror")].map((e) => e.textContent).slice(0, 5),
-    text,
-    images: images.length,
-    broken,
-    outputs: document.querySelectorAll(".jp-OutputArea-output").length,
-  };
-}
-"""
-
-_MATH_DONE = """
-() => window.MathJax && MathJax.startup && MathJax.startup.promise &&
-  [...document.querySelectorAll(".arithmatex")].every((e) => e.querySelector("mjx-container"))
-"""
-
+# Loaded once per page and shared: see pageview.py and the page_view fixture (conftest.py).
+# Browser tests ask for `tab` or `page_view` first, so that a missing Chromium skips them before
+# the build.
 
 # TeX that MathJax should have replaced: \( \[ \begin{ $$ $\cmd \frac{
 _RAW_TEX = re.compile(r"\\\(|\\\[|\\begin\{|\$\$|\$\\[A-Za-z]|\\frac\{")
@@ -330,88 +297,6 @@ def _raw_tex(text: str) -> list[str]:
         " ".join(text[max(0, m.start() - 40) : m.end() + 40].split())
         for m in _RAW_TEX.finditer(text)
     ][:5]
-
-
-def _wait_for_math(page) -> None:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_function(_MATH_DONE, timeout=MATH_TIMEOUT_MS)
-        page.evaluate("() => MathJax.startup.promise")
-    except PlaywrightTimeout:
-        pass  # _INSPECT_PAGE reports what is left unrendered
-
-
-def _slug(page: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", Path(page).with_suffix("").as_posix())
-
-
-# Browser tests ask for `tab` first, so that a missing Chromium skips them before the build.
-
-
-@dataclass
-class PageView:
-    """What one load of a page showed: read at 1400 px, then at each of :data:`WIDTHS`."""
-
-    found: dict  # _INSPECT_PAGE's answer at 1400 px
-    download_ok: bool | None  # a notebook's download link works (None: not a notebook)
-    offhost: list[str]  # requests that left the host, up to the inspection at 1400 px
-    errors: list[str]  # browser errors, likewise
-    problems: list[str]  # what overflows at each of WIDTHS
-
-
-def _view_page(new_tab, site, screenshots, page_src: str) -> PageView:
-    """Load a page once, inspect it, then resize it to each width and look for overflow."""
-    with new_tab() as tab:  # 1400 px, as the tab fixture opens it
-        page = tab.page
-        page.goto(site.page_url(page_src), wait_until="networkidle")
-        _wait_for_math(page)
-        found = page.evaluate(_INSPECT_PAGE)
-        # A screenshot for a human to look at, not a check: the API page is long (over 1 MB of
-        # HTML), and under load its full-page capture takes more than the default 30 s.
-        page.screenshot(
-            path=str(screenshots / f"{_slug(page_src)}.png"), full_page=True, timeout=180_000
-        )
-        download_ok = None
-        if page_src.endswith(".ipynb"):  # executed at build time: the outputs are on the page
-            download = "async () => (await fetch(document.querySelector('a[download]').href)).ok"
-            download_ok = bool(page.evaluate(download))
-        offhost, errors = list(tab.offhost), list(tab.errors)
-        problems = []
-        for width in WIDTHS:
-            page.set_viewport_size({"width": width, "height": 900})
-            page.wait_for_timeout(100)  # let the layout settle after the resize
-            problems += [f"{width} px: {p}" for p in page.evaluate(_OVERFLOW, width >= 1000)]
-            if width < 1000:
-                shot = screenshots / f"{_slug(page_src)}_{width}.png"
-                # An artifact, not a check: as above, a long page's capture can take more than
-                # the default 30 s under load.
-                page.screenshot(path=str(shot), full_page=True, timeout=180_000)
-    return PageView(found, download_ok, offhost, errors, problems)
-
-
-@pytest.fixture(scope="session")
-def page_view(new_tab, site, screenshots):
-    """``page_view(src)``: the page's :class:`PageView`, from one load shared by the tests.
-
-    Loading a long page and typesetting its math is most of a browser test's time (the API and
-    Tests pages take 20-35 s under load), so each page is loaded once for all that look at it.
-    A load that raised raises again in every test that asks for it.
-    """
-    views: dict[str, PageView | Exception] = {}
-
-    def view(page_src: str) -> PageView:
-        if page_src not in views:
-            try:
-                views[page_src] = _view_page(new_tab, site, screenshots, page_src)
-            except Exception as error:  # noqa: BLE001 - re-raised below, in each test
-                views[page_src] = error
-        found = views[page_src]
-        if isinstance(found, Exception):
-            raise found
-        return found
-
-    return view
 
 
 @pytest.mark.browser
@@ -462,7 +347,7 @@ def test_instant_navigation_keeps_math(tab, site):
     start, target = ("index.md", math_pages[0]) if math_pages else ("development.md", "index.md")
     page = tab.page
     page.goto(site.page_url(start), wait_until="networkidle")
-    _wait_for_math(page)
+    wait_for_math(page)
     page.evaluate("() => { window.__same_document = true; }")
     target_url = site.page_url(target)
     links = page.locator("article a[href]")
@@ -473,9 +358,9 @@ def test_instant_navigation_keeps_math(tab, site):
     assert index is not None, f"{start} has no link to {target}"
     links.nth(index).click()
     page.wait_for_url(target_url + "**")
-    _wait_for_math(page)
+    wait_for_math(page)
     assert page.evaluate("() => window.__same_document === true"), "the click reloaded the page"
-    found = page.evaluate(_INSPECT_PAGE)
+    found = page.evaluate(INSPECT_PAGE)
     assert found["math"] > 0 and found["unrendered"] == 0, found["unrendered"]
     assert found["merrors"] == [] and _raw_tex(found["text"]) == []
     tab.assert_clean()
@@ -483,51 +368,7 @@ def test_instant_navigation_keeps_math(tab, site):
 
 # --- nothing cut off -----------------------------------------------------------------------
 
-# Runs in the page at the current viewport width. At desktop width every code block, table
-# wrapper and display equation fits its box (nothing hidden behind a scroll bar); at every width
-# every figure, widget and image stays inside the article, and the document itself never scrolls
-# sideways (on a phone, code and tables may scroll inside their own box).
-_OVERFLOW = """
-(desktop) => {
-  const article = document.querySelector("article.md-content__inner") || document.body;
-  const box = article.getBoundingClientRect();
-  const name = (e) => {
-    const text = (e.getAttribute("src") || e.textContent || "").trim().replace(/\\s+/g, " ");
-    return `${e.tagName.toLowerCase()} "${text.slice(0, 50)}"`;
-  };
-  const found = [];
-  if (desktop) {
-    const boxes = article.querySelectorAll(
-      "pre > code, .md-typeset__scrollwrap, .jp-InputArea pre, .jp-OutputArea-output pre, " +
-      "mjx-container[display]");
-    for (const e of boxes) {
-      if (e.scrollWidth > e.clientWidth + 1) {
-        found.push(`scrolls (${e.scrollWidth} > ${e.clientWidth} px): ${name(e)}`);
-      }
-    }
-  }
-  const figures = article.querySelectorAll(
-    "img, figure, canvas, iframe, svg:not(mjx-container svg):not(.md-icon svg):not(button svg)");
-  for (const e of figures) {
-    const r = e.getBoundingClientRect();
-    if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1)) {
-      found.push(`outside the article (${Math.round(r.left)}..${Math.round(r.right)} px, ` +
-                 `article ${Math.round(box.left)}..${Math.round(box.right)}): ${name(e)}`);
-    }
-  }
-  const page = document.documentElement;
-  if (page.scrollWidth > window.innerWidth) {
-    const wide = [...article.querySelectorAll("*")].filter((e) =>
-      e.getBoundingClientRect().right > window.innerWidth + 1 &&
-      !e.closest("pre, .md-typeset__scrollwrap, mjx-container[display]") &&
-      !(e.parentElement && e.parentElement.getBoundingClientRect().right > window.innerWidth + 1));
-    found.push(`the page scrolls sideways (${page.scrollWidth} > ${window.innerWidth} px): ` +
-               wide.slice(0, 3).map(name).join("; "));
-  }
-  return found;
-}
-"""
-WIDTHS = (1280, 390)  # a laptop (both sidebars shown), a phone
+# The overflow scan (pageview.OVERFLOW) runs in each page's view at 1280 and 390 px.
 
 
 @pytest.mark.browser
@@ -535,6 +376,64 @@ WIDTHS = (1280, 390)  # a laptop (both sidebars shown), a phone
 def test_nothing_cut_off(page_view, page_src):
     """At 1280 px no code, table, equation or figure overflows; at 390 px the page never does."""
     problems = page_view(page_src).problems
+    assert problems == [], "\n".join(problems)
+
+
+# --- the widgets (docs/javascripts/explorer.js), from the same page views ---------------------
+
+
+def widget_pages() -> list[str]:
+    """Nav pages whose source places a widget (test_explorer.py checks this against the HTML)."""
+    return [
+        src
+        for src in PAGES
+        if (ROOT / "docs" / src).is_file()
+        and 'class="pe-widget"' in (ROOT / "docs" / src).read_text(encoding="utf-8")
+    ]
+
+
+WIDGET_PAGES = widget_pages()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page_src", ["index.md", *WIDGET_PAGES])
+def test_explorer_and_widgets_fit_the_screen(page_view, page_src):
+    """At 1280 and 390 px nothing of a widget, nor an article figure or image, leaves the article.
+
+    The home page and the explorer do not scroll sideways either (on the derivation pages, other
+    content such as a wide formula is test_nothing_cut_off's business). Screenshots of each
+    widget at each width go to test-artifacts/screenshots/.
+    """
+    view = page_view(page_src)
+    mine = page_src in ("index.md", "explorer.md")
+    problems = [
+        f"{page_src} at {width}px: {found}"
+        for width, found in view.fit.items()
+        if found["wide"] or (mine and found["page"] > found["screen"])
+    ]
+    assert sorted(view.fit) == sorted(WIDTHS)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page_src", WIDGET_PAGES)
+def test_widgets_compute_the_package_numbers(page_view, page_src):
+    """Every widget on the page, as loaded and after a keyboard step, gives the package's numbers.
+
+    The step is ArrowRight then PageUp on the widget's first slider; the comparison is
+    test_explorer.check_widget (frequencies, attention factor, cos/sin, decay bound and score).
+    """
+    from test_explorer import _zoo_specs, check_widget  # noqa: PLC0415 (imports test_site)
+
+    rows = _zoo_specs()
+    view = page_view(page_src)
+    assert view.widgets, f"{page_src}: no widget started"
+    problems = []
+    for widget in view.widgets:
+        assert widget["after"]["state"] != widget["before"]["state"], (
+            "the keyboard step did nothing"
+        )
+        problems += check_widget(widget["before"], rows) + check_widget(widget["after"], rows)
     assert problems == [], "\n".join(problems)
 
 

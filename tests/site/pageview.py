@@ -1,0 +1,243 @@
+"""One load of a page answers every browser check on it: :func:`view_page` and :class:`PageView`.
+
+Loading a long page is most of a browser test's time (Material's script forces a layout per code
+block: about 800 on the Tests page), so each page is loaded once, at 1400 px, inspected, then
+resized to each of :data:`WIDTHS` and measured there, and its widgets are driven last. The
+``page_view`` fixture (``tests/site/conftest.py``) caches the views for all the tests that read
+them (``test_site.py``: rendering, overflow, widget fit, widget numbers).
+
+Screenshots are artifacts for a human, not checks: the top :data:`SHOT_SCREENS` screens of each
+page at 1400 and 390 px (the whole page when it is shorter), and each widget at each width.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MATH_TIMEOUT_MS = 20_000
+LOAD_TIMEOUT_MS = 180_000  # the Tests page (4 MB of HTML) takes 30 s to load under load
+WIDTHS = (1280, 390)  # a laptop (both sidebars shown), a phone
+# A full-page capture lays out and paints the whole document: 80 s for the API page (1400 x
+# 287,000 px, a 400-megapixel PNG no viewer opens). A viewport this many screens tall costs
+# about 2 s on any page and shows what a reviewer looks at first.
+SHOT_SCREENS = 8
+
+# Runs in the page: what did not render, and which images did not load. Code and rendered math
+# are removed before looking for TeX delimiters: code may legitimately contain them.
+INSPECT_PAGE = """
+async () => {
+  const article = document.querySelector("article") || document.body;
+  const math = [...document.querySelectorAll(".arithmatex")];
+  const clone = article.cloneNode(true);
+  clone.querySelectorAll("pre, code, mjx-container, script, style, .highlight")
+       .forEach((e) => e.remove());
+  const text = clone.textContent;
+  const images = [...document.images];
+  for (const img of images) img.loading = "eager";
+  await Promise.allSettled(images.map((img) => img.decode()));
+  const broken = images.filter((img) => !img.complete || img.naturalWidth === 0)
+                       .map((img) => img.currentSrc || img.src);
+  return {
+    math: math.length,
+    unrendered: math.filter((e) => !e.querySelector("mjx-container")).length,
+    merrors: [...document.querySelectorAll("mjx-merror")].map((e) => e.textContent).slice(0, 5),
+    text,
+    images: images.length,
+    broken,
+    outputs: document.querySelectorAll(".jp-OutputArea-output").length,
+  };
+}
+"""
+
+_MATH_DONE = """
+() => window.MathJax && MathJax.startup && MathJax.startup.promise &&
+  [...document.querySelectorAll(".arithmatex")].every((e) => e.querySelector("mjx-container"))
+"""
+
+# Every widget has started, and those that load the model list have it (explorer.js sets
+# data-pe-zoo once the list is in, or shows a note when it could not be loaded).
+WIDGETS_READY = """
+() => [...document.querySelectorAll(".pe-widget")].every((e) => e.posencExplorer &&
+  (!e.dataset.zoo || e.dataset.peZoo || e.querySelector(".pe-note")))
+"""
+
+# Two animation frames after a resize: the resize event, Material's handlers and any
+# ResizeObserver have run, and layout is read synchronously by the checks that follow.
+_SETTLED = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+# Runs in the page at the current viewport width. At desktop width every code block, table
+# wrapper and display equation fits its box (nothing hidden behind a scroll bar); at every width
+# every figure, widget and image stays inside the article, and the document itself never scrolls
+# sideways (on a phone, code and tables may scroll inside their own box).
+# Closed <details> are opened for the desktop scan and closed again in the same task: reading a
+# box inside a closed one lays that subtree out on its own (816 separate layouts on the Tests
+# page, 36 s), opened together they are laid out once. Nothing renders in between.
+OVERFLOW = """
+(desktop) => {
+  const article = document.querySelector("article.md-content__inner") || document.body;
+  const box = article.getBoundingClientRect();
+  const name = (e) => {
+    const text = (e.getAttribute("src") || e.textContent || "").trim().replace(/\\s+/g, " ");
+    return `${e.tagName.toLowerCase()} "${text.slice(0, 50)}"`;
+  };
+  const found = [];
+  if (desktop) {
+    const closed = [...article.querySelectorAll("details:not([open])")];
+    for (const d of closed) d.open = true;
+    const boxes = article.querySelectorAll(
+      "pre > code, .md-typeset__scrollwrap, .jp-InputArea pre, .jp-OutputArea-output pre, " +
+      "mjx-container[display]");
+    for (const e of boxes) {
+      if (e.scrollWidth > e.clientWidth + 1) {
+        found.push(`scrolls (${e.scrollWidth} > ${e.clientWidth} px): ${name(e)}`);
+      }
+    }
+    for (const d of closed) d.open = false;
+  }
+  const figures = article.querySelectorAll(
+    "img, figure, canvas, iframe, svg:not(mjx-container svg):not(.md-icon svg):not(button svg)");
+  for (const e of figures) {
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1)) {
+      found.push(`outside the article (${Math.round(r.left)}..${Math.round(r.right)} px, ` +
+                 `article ${Math.round(box.left)}..${Math.round(box.right)}): ${name(e)}`);
+    }
+  }
+  const page = document.documentElement;
+  if (page.scrollWidth > window.innerWidth) {
+    const wide = [...article.querySelectorAll("*")].filter((e) =>
+      e.getBoundingClientRect().right > window.innerWidth + 1 &&
+      !e.closest("pre, .md-typeset__scrollwrap, mjx-container[display]") &&
+      !(e.parentElement && e.parentElement.getBoundingClientRect().right > window.innerWidth + 1));
+    found.push(`the page scrolls sideways (${page.scrollWidth} > ${window.innerWidth} px): ` +
+               wide.slice(0, 3).map(name).join("; "));
+  }
+  return found;
+}
+"""
+
+# The widgets' own fit: no part of a widget (nor an article figure or image) is wider than the
+# article; and how wide the document is against the screen.
+WIDGET_FIT = """
+() => {
+  const article = document.querySelector("article").getBoundingClientRect();
+  const wide = [];
+  const all = ".pe-widget, .pe-widget *, article figure, article img";
+  for (const e of document.querySelectorAll(all)) {
+    const r = e.getBoundingClientRect();
+    if (r.width && (r.right > article.right + 1 || r.left < article.left - 1)) {
+      const name = `${e.tagName}.${e.className.baseVal ?? e.className}`;
+      wide.push(`${name} ${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+  }
+  return {wide: wide.slice(0, 5), page: document.documentElement.scrollWidth,
+          screen: document.documentElement.clientWidth};
+}
+"""
+
+# A widget's state and result, as explorer.js holds them (the error text when it refused).
+WIDGET_STATE = """(e) => ({
+  state: e.posencExplorer.state,
+  result: e.posencExplorer.result,
+  error: e.posencExplorer.result ? null : e.querySelector(".pe-error").textContent,
+})"""
+
+
+def wait_for(page, condition: str, timeout_ms: int = MATH_TIMEOUT_MS) -> None:
+    """Wait until ``condition`` holds in the page; on timeout go on: the checks say what is left."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(condition, timeout=timeout_ms)
+    except PlaywrightTimeout:
+        pass
+
+
+def wait_for_math(page) -> None:
+    """Every formula typeset (or the timeout): MathJax's queue is then empty."""
+    wait_for(page, _MATH_DONE)
+    if page.evaluate("() => !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"):
+        page.evaluate("() => MathJax.startup.promise")
+
+
+def slug(page_src: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", Path(page_src).with_suffix("").as_posix())
+
+
+def capture(page, path: Path) -> None:
+    """The top :data:`SHOT_SCREENS` screens of the page at its current width, as a PNG.
+
+    The viewport is made that tall for the capture and restored: a capture beyond the viewport
+    (Playwright's ``full_page``, even clipped) lays out and paints the whole document.
+    """
+    size = page.viewport_size
+    height = page.evaluate("() => document.documentElement.scrollHeight")
+    page.set_viewport_size(
+        {"width": size["width"], "height": min(height, SHOT_SCREENS * size["height"])}
+    )
+    try:
+        page.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(size)
+
+
+@dataclass
+class PageView:
+    """What one load of a page showed: read at 1400 px, then at each of :data:`WIDTHS`."""
+
+    found: dict  # INSPECT_PAGE's answer at 1400 px
+    download_ok: bool | None  # a notebook's download link works (None: not a notebook)
+    offhost: list[str]  # requests that left the host, during the whole view
+    errors: list[str]  # browser errors, likewise
+    problems: list[str]  # what overflows at each of WIDTHS
+    fit: dict[int, dict] = field(default_factory=dict)  # WIDGET_FIT's answer at each width
+    # Each widget's WIDGET_STATE as loaded and after a keyboard step on its first slider.
+    widgets: list[dict] = field(default_factory=list)
+
+
+def _drive_widgets(page) -> list[dict]:
+    found = []
+    widgets = page.locator(".pe-widget")
+    for i in range(widgets.count()):
+        widget = widgets.nth(i)
+        before = widget.evaluate(WIDGET_STATE)
+        slider = widget.get_by_role("slider").first
+        slider.press("ArrowRight")
+        slider.press("PageUp")
+        found.append({"before": before, "after": widget.evaluate(WIDGET_STATE)})
+    return found
+
+
+def view_page(new_tab, site, screenshots: Path, page_src: str) -> PageView:
+    """Load a page once, inspect it, measure it at each width, then drive its widgets."""
+    stem = slug(page_src)
+    with new_tab() as tab:  # 1400 px, as the tab fixture opens it
+        page = tab.page
+        page.goto(site.page_url(page_src), wait_until="load", timeout=LOAD_TIMEOUT_MS)
+        wait_for_math(page)
+        wait_for(page, WIDGETS_READY)
+        found = page.evaluate(INSPECT_PAGE)
+        capture(page, screenshots / f"{stem}.png")
+        download_ok = None
+        if page_src.endswith(".ipynb"):  # executed at build time: the outputs are on the page
+            download = "async () => (await fetch(document.querySelector('a[download]').href)).ok"
+            download_ok = bool(page.evaluate(download))
+        problems, fit = [], {}
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.evaluate(_SETTLED)
+            problems += [f"{width} px: {p}" for p in page.evaluate(OVERFLOW, width >= 1000)]
+            fit[width] = page.evaluate(WIDGET_FIT)
+            widgets = page.locator(".pe-widget")
+            for i in range(widgets.count()):
+                widgets.nth(i).screenshot(path=str(screenshots / f"{stem}_widget{i}_{width}px.png"))
+            if width < 1000:
+                capture(page, screenshots / f"{stem}_{width}.png")
+        widgets = _drive_widgets(page)
+        # Every request the page made has ended (long since, by now), so its failures are in.
+        page.wait_for_load_state("networkidle")
+        return PageView(
+            found, download_ok, list(tab.offhost), list(tab.errors), problems, fit, widgets
+        )
