@@ -156,7 +156,8 @@ def _inspect(args: argparse.Namespace) -> int:
         if plot is not None and encoding.kind == "rope":
             _plot(encoding, *plot)
         return 0
-    print(describe_encoding(encoding, all_pairs=args.all_pairs))
+    # the package's notes name Python keywords (layout='half'); here they name the flags
+    print(cli_words(describe_encoding(encoding, all_pairs=args.all_pairs)))
     if tower is not None:  # a vision-language config's tower: its axial RoPE too
         print("\n" + tower.describe())
     if plot is not None:

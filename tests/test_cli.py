@@ -273,7 +273,7 @@ def test_layout_on_a_bert_config_explains_the_absolute_encoding(tmp_path, capsys
     assert status == 0 and err == ""
     words = " ".join(out.split())
     assert words.startswith("Learned absolute positions (model_type 'bert')")
-    assert "note: layout='half' does not apply: it is the pair layout of a RoPE" in words
+    assert "note: --layout half does not apply: it is the pair layout of a RoPE" in words
     assert "rotary_dim" not in words and "pairs (i, i +" not in words
 
 

@@ -228,3 +228,12 @@ def test_rotary_embeddings_repr_does_not_show_its_cache_as_the_context():
     assert f"cached_rows={module.max_len}" in text and " max_len=" not in text
     plain = repr(RotaryEmbedding(64, max_len=128))
     assert "cached_rows=128" in plain and "max_len" not in plain and "max_positions" not in plain
+
+
+def test_a_note_names_the_flag_not_the_keyword(capsys, tmp_path):
+    """A pair layout given for a model without RoPE is noted in the command line's words."""
+    bloom = {"model_type": "bloom", "n_head": 16, "hidden_size": 1024, "n_layer": 2}
+    status, out, _ = run(capsys, "inspect", write(tmp_path, bloom), "--layout", "half")
+    assert status == 0, out
+    assert "note:" in out and "--layout half does not apply" in out
+    assert "layout='half'" not in out
