@@ -22,18 +22,21 @@ SPLIT_BY_PARAMETER = (
 # shared by every worker: tests/site/shared_build.py) while the other starts on the rest.
 FIRST = "tests/site/test_site.py"
 
-# The units that take longest (worker-seconds of `pytest -n auto --durations=0`, slowest first);
+# The units that take longest (worker-seconds of `pytest -n auto --durations=0`, slowest first,
+# measured 2026-11-26 with ggml built by make's setup);
 # after FIRST they go out first (a long unit handed out last would run alone at the end), except
 # that the site's units go last, when the build is done, so that no worker waits for it.
 LONGEST_FIRST = (
     "tests/test_models_sweep.py",
-    "tests/test_testing_ggml.py",
-    "tests/test_testing_vectors.py",
-    "tests/test_rope_compile.py",
-    "tests/test_benchmarks.py",
-    "tests/test_testing_rope.py",
     "tests/test_testing_patterns.py",
     "tests/test_testing_frameworks.py",
+    "tests/test_testing_rope.py",
+    "tests/test_testing_arrays.py",
+    "tests/test_cli.py",
+    "tests/test_rope.py",
+    "tests/test_rope_compile.py",
+    "tests/test_rope_extension.py",
+    "tests/test_benchmarks.py",
 )
 SITE_LONGEST_FIRST = (
     "tests/site/test_explorer.py",
