@@ -37,6 +37,7 @@ def _needs_compile():
 
 
 def _inputs(dtype, head_dim=16, seq_len=12, rotary_dim=None):
+    # (2, 3, 12, 16) is also benchmarks/rope.py's QUICK_SHAPES: the two share compiled graphs
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(2, 3, seq_len, head_dim, generator=generator, dtype=torch.float64)
     positions = torch.arange(40, 40 + seq_len)

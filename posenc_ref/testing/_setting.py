@@ -21,7 +21,7 @@ from ..rope import RotaryEmbedding
 from ..rope_scaling import ScaledFrequencies
 from ._model import Model, other_layout, pair_parts, predict, reference_model, written_layout
 from ._plan import Call
-from ._tolerance import excess_ratio, rope_allowance
+from ._tolerance import excess_ratio, relative_allowance, rope_allowance
 
 
 @dataclass
@@ -213,13 +213,19 @@ def evaluate(
         common = dict(
             float32_angles=True, rtol=options["rtol"], atol=options["atol"], attention_factor=factor
         )
+        # The relative terms depend on the model and the call only: once for q and k.
+        relative = relative_allowance(h.model, call, float32_angles=True, rtol=options["rtol"])
+        if low:
+            relative_step = relative_allowance(
+                h.model, call, float32_angles=True, rtol=options["rtol"], rounding_step=True
+            )
         for which, (x, got) in enumerate(zip(call.inputs, call.outputs, strict=True)):
             predicted = predict(h.model, x, call, which)
-            allowed = rope_allowance(h.model, x, call, **common)
+            allowed = rope_allowance(h.model, x, call, relative=relative, **common)
             excess = excess_ratio(got, predicted, allowed)
             worst = max(worst, float(excess.max()))
             if low:
-                stepped = rope_allowance(h.model, x, call, rounding_step=True, **common)
+                stepped = rope_allowance(h.model, x, call, relative=relative_step, **common)
                 worst_step = max(worst_step, float(excess_ratio(got, predicted, stepped).max()))
                 inside += int((excess <= 1).sum())
                 total += excess.numel()

@@ -49,6 +49,7 @@ __all__ = [
     "float32_angle_allowance",
     "angle_allowance_per_position",
     "frequency_steps",
+    "relative_allowance",
     "rope_allowance",
     "excess_ratio",
 ]
@@ -165,32 +166,22 @@ def describe() -> str:
     )
 
 
-def rope_allowance(
+def relative_allowance(
     model: Model,
-    x: torch.Tensor,
     call: Call,
     *,
     float32_angles: bool,
     rtol: float | None,
-    atol: float,
-    attention_factor: float | None = None,
     rounding_step: bool = False,
 ) -> torch.Tensor:
-    """Allowed absolute error per coordinate of the output of ``call``, same shape as ``x``.
+    """The allowance of each rotated coordinate relative to its pair's norm, before the factor.
 
-    Rotated coordinate of pair ``i`` at position ``m``: ``a |pair| (rtol + angle_i(m)) + atol``
-    with ``rtol = 8 u(dtype)`` by default and ``angle_i(m)`` from
-    :func:`float32_angle_allowance` when float32 angles are accepted (else 0), for the
-    frequency the coordinate's table entry holds. Coordinates past ``rotary_dim`` are copied:
-    ``u(dtype) |x| + atol``. ``rounding_step`` adds one rounding step of the quantity a
-    low-precision model rounds (where the user's float32 value and ours may round apart).
+    ``rtol + angle_i(m)`` (plus ``rounding_step``'s term) for the frequency the coordinate's
+    table entry holds: ``(n, rotary_dim)`` or ``(batch, 1, n, rotary_dim)``. It depends on the
+    model and the call only, so the queries and the keys of a call share it.
     """
     r = model.rotary_dim
-    freqs = model.freqs(call)
-    a = float(freqs.attention_factor) if attention_factor is None else attention_factor
-    u, v = pair_parts(x, model.layout, r)
-    norm = torch.sqrt(u * u + v * v)  # (..., n, pairs)
-    omega = freqs.inv_freq.detach().to("cpu", torch.float64)
+    omega = model.freqs(call).inv_freq.detach().to("cpu", torch.float64)
     m = model.pair_positions(call).abs()  # (n, pairs) or (batch, 1, n, pairs)
     out_rel = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[call.dtype]
     relative = torch.full_like(m, out_rel)
@@ -203,9 +194,42 @@ def rope_allowance(
         _, w_dt, a_dt, t_dt = model.precision
         relative = relative + 3 * UNIT_ROUNDOFF[t_dt]  # one step of cos and of sin
         relative = relative + 2 * (UNIT_ROUNDOFF[w_dt] + UNIT_ROUNDOFF[a_dt]) * m * omega
+    return relative[..., pair_index(model.table_layout or model.layout, r)]
+
+
+def rope_allowance(
+    model: Model,
+    x: torch.Tensor,
+    call: Call,
+    *,
+    float32_angles: bool,
+    rtol: float | None,
+    atol: float,
+    attention_factor: float | None = None,
+    rounding_step: bool = False,
+    relative: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Allowed absolute error per coordinate of the output of ``call``, same shape as ``x``.
+
+    Rotated coordinate of pair ``i`` at position ``m``: ``a |pair| (rtol + angle_i(m)) + atol``
+    with ``rtol = 8 u(dtype)`` by default and ``angle_i(m)`` from
+    :func:`float32_angle_allowance` when float32 angles are accepted (else 0), for the
+    frequency the coordinate's table entry holds. Coordinates past ``rotary_dim`` are copied:
+    ``u(dtype) |x| + atol``. ``rounding_step`` adds one rounding step of the quantity a
+    low-precision model rounds (where the user's float32 value and ours may round apart).
+    ``relative``: :func:`relative_allowance` of the same model, call and options, when the
+    caller has it already (the diagnosis, for q and k of every call of every model).
+    """
+    r = model.rotary_dim
+    a = float(model.freqs(call).attention_factor) if attention_factor is None else attention_factor
+    if relative is None:
+        relative = relative_allowance(
+            model, call, float32_angles=float32_angles, rtol=rtol, rounding_step=rounding_step
+        )
+    u, v = pair_parts(x, model.layout, r)
+    norm = torch.sqrt(u * u + v * v)  # (..., n, pairs)
     # the norm of the coordinate's pair, the allowance of the angle its table entry holds
     norm = norm[..., pair_index(model.layout, r)]
-    relative = relative[..., pair_index(model.table_layout or model.layout, r)]
     rotated = model.written(a * norm * relative + atol)
     copied = UNIT_ROUNDOFF[call.dtype] * x[..., r:].abs() + atol
     return torch.cat([rotated, copied], dim=-1)
@@ -219,6 +243,7 @@ def excess_ratio(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tenso
     error = (got - expected).abs()
     ratio = error / allowed  # 0/0 (an exact copy with no allowance) is NaN: fixed below
     ratio.masked_fill_(error == 0, 0.0)
-    if not (bool(torch.isfinite(got).all()) and bool(torch.isfinite(expected).all())):
+    # Only a non-finite ratio can come from non-finite values (one look, not two, when none is)
+    if not bool(torch.isfinite(ratio).all()):
         ratio.masked_fill_(~torch.isfinite(got) & ~torch.isfinite(expected), 0.0)
     return torch.nan_to_num_(ratio, nan=math.inf, posinf=math.inf)
