@@ -44,8 +44,20 @@ def _torch():
     return torch
 
 
+# The grid test asks for each case's frequencies three times (which cases are valid, which
+# regimes they reach, the comparison): the package computes each once, the answer is reused.
+_FREQUENCIES: dict[str, tuple[list[float], float] | str] = {}
+
+
 def package_frequencies(method: str, dim: int, base: float, params: dict):
     """(inv_freq list, attention factor) from posenc_ref, or the error it raises."""
+    key = repr((method, dim, base, sorted(params.items())))  # 1 and 1.0, lists and tuples apart
+    if key not in _FREQUENCIES:
+        _FREQUENCIES[key] = _package_frequencies(method, dim, base, params)
+    return _FREQUENCIES[key]
+
+
+def _package_frequencies(method: str, dim: int, base: float, params: dict):
     from posenc_ref import inv_freq
     from posenc_ref.rope_scaling import SCALING_METHODS
 
