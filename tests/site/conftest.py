@@ -33,7 +33,13 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # request may leave the host. Keep the widget and this would be {"api.github.com"}.
 ALLOWED_OFF_HOST: set[str] = set()
 TAB_VIEWPORT = {"width": 1400, "height": 1000}
+# Requests to any other host fail at name resolution (and are recorded by open_tab). Blocking
+# them in the browser rather than by Playwright's request interception keeps the HTTP cache:
+# interception turns it off, and every page view then loaded and compiled MathJax and
+# Material's scripts afresh.
+_RESOLVE_ONLY = ", ".join(f"EXCLUDE {host}" for host in sorted(LOCAL_HOSTS | ALLOWED_OFF_HOST))
 CHROMIUM_ARGS = [
+    f"--host-resolver-rules=MAP * ~NOTFOUND, {_RESOLVE_ONLY}",
     "--headless",
     "--no-sandbox",  # the test may run as root in a container
     "--disable-gpu",
@@ -114,7 +120,7 @@ def chromium():
 
 @dataclass
 class Tab:
-    """A page in its own browser context, with everything that went wrong while it was open."""
+    """A browser page, with everything that went wrong while it was open."""
 
     page: object
     offhost: list[str] = field(default_factory=list)
@@ -126,19 +132,26 @@ class Tab:
 
 
 @contextlib.contextmanager
-def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT) -> Iterator[Tab]:
-    """A page in a fresh browser context of this size; requests off the host are blocked."""
-    context = chromium.new_context(viewport=viewport)
+def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT, context=None) -> Iterator[Tab]:
+    """A page of this size in a fresh browser context (or in ``context``, sharing its cache).
+
+    Requests off the host fail (``CHROMIUM_ARGS``) and are recorded.
+    """
+    own = context is None
+    if own:
+        context = chromium.new_context(viewport=viewport)
     page = context.new_page()
+    if not own:
+        page.set_viewport_size(viewport)
     state = Tab(page)
 
-    def route(route):
-        host = urlsplit(route.request.url).hostname or ""
-        if host in LOCAL_HOSTS or host in ALLOWED_OFF_HOST:
-            route.continue_()
-        else:
-            state.offhost.append(route.request.url)
-            route.abort()
+    def request(request):
+        parts = urlsplit(request.url)
+        host = parts.hostname or ""
+        if parts.scheme in {"http", "https", "ws", "wss"} and not (
+            host in LOCAL_HOSTS or host in ALLOWED_OFF_HOST
+        ):
+            state.offhost.append(request.url)
 
     def failed(request):
         if (urlsplit(request.url).hostname or "") in LOCAL_HOSTS:
@@ -148,7 +161,7 @@ def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT) -> Iterator[Tab]
         if resp.status >= 400:
             state.errors.append(f"HTTP {resp.status}: {resp.url}")
 
-    page.route("**/*", route)
+    page.on("request", request)
     page.on("console", lambda m: m.type == "error" and state.errors.append(f"console: {m.text}"))
     page.on("pageerror", lambda e: state.errors.append(f"page error: {e}"))
     page.on("requestfailed", failed)
@@ -156,7 +169,7 @@ def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT) -> Iterator[Tab]
     try:
         yield state
     finally:
-        context.close()
+        (context if own else page).close()
 
 
 @pytest.fixture(scope="session")
@@ -173,20 +186,39 @@ def tab(chromium):
 
 
 @pytest.fixture(scope="session")
-def screenshots() -> Path:
-    # Artifacts of this run only: a page that left the nav must not leave an old picture behind.
-    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
-    SCREENSHOTS.mkdir(parents=True)
+def screenshots(request) -> Path:
+    """The screenshots folder, emptied once per run by the first process that asks for it.
+
+    Artifacts of this run only: a page that left the nav must not leave an old picture behind.
+    Every xdist worker asks for it, so the run's shared folder records that it was emptied:
+    a worker that started its page views later must not delete what another already wrote.
+    """
+    share = shared_build.share_of(request.config)
+    share.folder.mkdir(parents=True, exist_ok=True)
+    with shared_build.locked(share.folder / "screenshots.lock"):
+        done = share.folder / "screenshots.emptied"
+        if not done.exists():
+            shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+            done.touch()
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
 
 
 @pytest.fixture(scope="session")
-def page_view(new_tab, site, screenshots):
+def view_context(chromium):
+    """One browser context for all page views: its cache keeps MathJax and Material compiled."""
+    context = chromium.new_context(viewport=TAB_VIEWPORT)
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def page_view(chromium, view_context, site, screenshots):
     """``page_view(src)``: the page's ``pageview.PageView``, from one load shared by the tests.
 
     Loading a long page is most of a browser test's time (the API and Tests pages take 20-35 s
-    under load), so each page is loaded once for all the tests that look at it. A load that
-    raised raises again in every test that asks for it.
+    under load), so each page is loaded once for all the tests that look at it, in a tab of
+    ``view_context``. A load that raised raises again in every test that asks for it.
     """
     from pageview import PageView, view_page
 
@@ -195,7 +227,8 @@ def page_view(new_tab, site, screenshots):
     def view(page_src: str) -> PageView:
         if page_src not in views:
             try:
-                views[page_src] = view_page(new_tab, site, screenshots, page_src)
+                tab = partial(open_tab, chromium, context=view_context)
+                views[page_src] = view_page(tab, site, screenshots, page_src)
             except Exception as error:  # noqa: BLE001 - re-raised below, in each test
                 views[page_src] = error
         found = views[page_src]

@@ -1,13 +1,15 @@
 """One load of a page answers every browser check on it: :func:`view_page` and :class:`PageView`.
 
-Loading a long page is most of a browser test's time (Material's script forces a layout per code
-block: about 800 on the Tests page), so each page is loaded once, at 1400 px, inspected, then
-resized to each of :data:`WIDTHS` and measured there, and its widgets are driven last. The
+Loading a long page is most of a browser test's time, so each page is loaded once, at the first
+of :data:`WIDTHS` (a laptop, where both sidebars show), inspected, measured, resized to each
+other width and measured there, and its widgets are driven last. (Material mounts code blocks
+lazily, ``content.lazy`` in mkdocs.yml: mounted eagerly it forced a layout per block while the
+page loaded, 828 on the Tests page.) The
 ``page_view`` fixture (``tests/site/conftest.py``) caches the views for all the tests that read
 them (``test_site.py``: rendering, overflow, widget fit, widget numbers).
 
 Screenshots are artifacts for a human, not checks: the top :data:`SHOT_SCREENS` screens of each
-page at 1400 and 390 px (the whole page when it is shorter), and each widget at each width.
+page at each of :data:`WIDTHS` (the whole page when it is shorter), and each widget at each width.
 """
 
 from __future__ import annotations
@@ -19,10 +21,14 @@ from pathlib import Path
 MATH_TIMEOUT_MS = 20_000
 LOAD_TIMEOUT_MS = 180_000  # the Tests page (4 MB of HTML) takes 30 s to load under load
 WIDTHS = (1280, 390)  # a laptop (both sidebars shown), a phone
+SCREEN_HEIGHT = 900
 # A full-page capture lays out and paints the whole document: 80 s for the API page (1400 x
 # 287,000 px, a 400-megapixel PNG no viewer opens). A viewport this many screens tall costs
 # about 2 s on any page and shows what a reviewer looks at first.
 SHOT_SCREENS = 8
+# Those screens are saved as JPEG: encoding a 1280 x 7200 capture as PNG cost 0.75-1.0 CPU-s,
+# as JPEG 0.45-0.6, and at this quality text and formulas read as sharply.
+SHOT_QUALITY = 85
 
 # Runs in the page: what did not render, and which images did not load. Code and rendered math
 # are removed before looking for TeX delimiters: code may legitimately contain them.
@@ -167,7 +173,7 @@ def slug(page_src: str) -> str:
 
 
 def capture(page, path: Path) -> None:
-    """The top :data:`SHOT_SCREENS` screens of the page at its current width, as a PNG.
+    """The top :data:`SHOT_SCREENS` screens of the page at its current width, as a JPEG.
 
     The viewport is made that tall for the capture and restored: a capture beyond the viewport
     (Playwright's ``full_page``, even clipped) lays out and paints the whole document.
@@ -178,16 +184,16 @@ def capture(page, path: Path) -> None:
         {"width": size["width"], "height": min(height, SHOT_SCREENS * size["height"])}
     )
     try:
-        page.screenshot(path=str(path))
+        page.screenshot(path=str(path), type="jpeg", quality=SHOT_QUALITY)
     finally:
         page.set_viewport_size(size)
 
 
 @dataclass
 class PageView:
-    """What one load of a page showed: read at 1400 px, then at each of :data:`WIDTHS`."""
+    """What one load of a page showed: read at the first of :data:`WIDTHS`, measured at each."""
 
-    found: dict  # INSPECT_PAGE's answer at 1400 px
+    found: dict  # INSPECT_PAGE's answer, as loaded at WIDTHS[0]
     download_ok: bool | None  # a notebook's download link works (None: not a notebook)
     offhost: list[str]  # requests that left the host, during the whole view
     errors: list[str]  # browser errors, likewise
@@ -211,30 +217,33 @@ def _drive_widgets(page) -> list[dict]:
 
 
 def view_page(new_tab, site, screenshots: Path, page_src: str) -> PageView:
-    """Load a page once, inspect it, measure it at each width, then drive its widgets."""
+    """Load a page once, inspect it, measure it at each width, then drive its widgets.
+
+    It is loaded at the first width: a load at another width and a resize to it would lay the
+    whole page out twice (a second on the long pages).
+    """
     stem = slug(page_src)
-    with new_tab() as tab:  # 1400 px, as the tab fixture opens it
+    with new_tab(viewport={"width": WIDTHS[0], "height": SCREEN_HEIGHT}) as tab:
         page = tab.page
         page.goto(site.page_url(page_src), wait_until="load", timeout=LOAD_TIMEOUT_MS)
         wait_for_math(page)
         wait_for(page, WIDGETS_READY)
         found = page.evaluate(INSPECT_PAGE)
-        capture(page, screenshots / f"{stem}.png")
         download_ok = None
         if page_src.endswith(".ipynb"):  # executed at build time: the outputs are on the page
             download = "async () => (await fetch(document.querySelector('a[download]').href)).ok"
             download_ok = bool(page.evaluate(download))
         problems, fit = [], {}
         for width in WIDTHS:
-            page.set_viewport_size({"width": width, "height": 900})
-            page.evaluate(_SETTLED)
+            if width != page.viewport_size["width"]:
+                page.set_viewport_size({"width": width, "height": SCREEN_HEIGHT})
+                page.evaluate(_SETTLED)
             problems += [f"{width} px: {p}" for p in page.evaluate(OVERFLOW, width >= 1000)]
             fit[width] = page.evaluate(WIDGET_FIT)
             widgets = page.locator(".pe-widget")
             for i in range(widgets.count()):
                 widgets.nth(i).screenshot(path=str(screenshots / f"{stem}_widget{i}_{width}px.png"))
-            if width < 1000:
-                capture(page, screenshots / f"{stem}_{width}.png")
+            capture(page, screenshots / f"{stem}_{width}.jpg")
         widgets = _drive_widgets(page)
         # Every request the page made has ended (long since, by now), so its failures are in.
         page.wait_for_load_state("networkidle")

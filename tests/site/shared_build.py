@@ -105,7 +105,7 @@ def share_of(config) -> Share:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     with open(path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # released by the kernel if this process dies
         try:
@@ -116,7 +116,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 def built(share: Share) -> dict:
     """The build's record (``returncode``, ``log``, ``seconds``), building it if nobody has."""
-    with _locked(share.folder / "build.lock"):
+    with locked(share.folder / "build.lock"):
         if not share.record.exists():
             _build(share)
     return json.loads(share.record.read_text())

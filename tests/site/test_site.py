@@ -214,6 +214,17 @@ def test_search_index_has_no_raw_tex(site):
     assert found == []
 
 
+def test_search_finds_tests_by_name_not_by_source(site):
+    """The Tests page is indexed by each test's name and docstring; its folded sources are not."""
+    index = json.loads((site.directory / "search" / "search_index.json").read_text("utf-8"))
+    tests = [e for e in index["docs"] if e["location"].startswith("tests/#")]
+    titles = " ".join(e["title"] for e in tests)
+    text = " ".join(e["text"] for e in tests)
+    assert "test_vectorized_equals_loop" in titles
+    assert "The vectorized table equals the textbook double loop" in text  # its docstring
+    assert "def test_" not in text and "@given(" not in text
+
+
 # --- figures -------------------------------------------------------------------------------
 
 
