@@ -17,6 +17,7 @@ text, and these holders take embeddings built elsewhere.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import importlib
 import inspect
@@ -175,6 +176,13 @@ def _aliases(classes: dict[str, type]) -> dict[str, list[str]]:
 
 def classify(name: str) -> Family:
     """The family's rotary classes, their holders, and whether it rotates token positions."""
+    # A copy of the one reading per family and process: the sweep asks twice per family (its
+    # part's list, then the family's run), the enumeration once more, the corpus once per file.
+    return copy.deepcopy(_classify(name))
+
+
+@functools.cache
+def _classify(name: str) -> Family:
     from transformers import PreTrainedModel
 
     mod = importlib.import_module(f"transformers.models.{name}.modeling_{name}")

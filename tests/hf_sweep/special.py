@@ -259,6 +259,14 @@ SPECIAL: dict[str, dict[str, Any]] = {
         "why": "the byte-level local encoder pools its bytes into patches (one patch here); its "
         "cross-attention to the patches is left out of the record",
     },
+    "hrm_text": {
+        "overrides": {"num_layers_per_stack": 2},
+        "why": "each forward runs its two stacks H_cycles x (L_cycles + 1) = 8 times, and its "
+        "config class keeps the default 16 layers per stack (num_hidden_layers becomes the "
+        "count of attention slots, 128): two layers per stack give 16 attention calls per "
+        "forward, each the same layer code at the same width as the 128 (they differ only in "
+        "their random weights and slot index), at an eighth of the cost",
+    },
     "llama4": {
         "identity_attrs": {"attn_temperature_tuning": False},
         "no_masks": True,
