@@ -717,6 +717,38 @@ def test_layer_specs_lists_every_layer():
     assert len(layer_specs({"model_type": "llama", "head_dim": 64})) == 1  # no layer count
 
 
+def test_layer_specs_copies_a_config_object_once():
+    """A config object's ``to_dict()`` is called once, however many layer types are read.
+
+    (transformers' is a deep copy of the whole config: seconds for a quantized model's.) The
+    specs are those of its dict.
+    """
+    from posenc_ref.models import layer_specs
+
+    class ConfigObject:  # what posenc_ref uses of a transformers PreTrainedConfig
+        calls = 0
+
+        def to_dict(self):
+            ConfigObject.calls += 1
+            return copy.deepcopy(config)
+
+    config = released_config("Gemma 3")
+    config["text_config"].update(
+        num_hidden_layers=6, layer_types=["sliding_attention"] * 5 + ["full_attention"]
+    )
+    import dataclasses
+
+    def fields(spec):  # a spec's fields, tensors as lists (a tensor's == is elementwise)
+        return [
+            v.tolist() if isinstance(v, torch.Tensor) else v
+            for v in (getattr(spec, f.name) for f in dataclasses.fields(spec))
+        ]
+
+    from_object = layer_specs(ConfigObject())
+    assert ConfigObject.calls == 1
+    assert [fields(s) for s in from_object] == [fields(s) for s in layer_specs(config)]
+
+
 # --- the reader's structure: named steps, each module once, in order ---------------------------
 
 # The modules of posenc_ref.models that rope_spec's steps live in, in the order it calls them.

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._config import CLASS_NOTES, language_config, rotary_part, shown
+from ._config import CLASS_NOTES, language_config, plain, rotary_part, shown
 from ._layers import around_of, layer_count
 from ._learned import with_learned_scales
 from ._rope_dict import choose_rope, is_nested, rope_dicts
@@ -151,11 +151,14 @@ def layer_specs(
     -------
     list of RopeSpec or None
     """
-    plain, model_type, _ = language_of(config)
-    family, _ = find_family(plain, model_type, layout)
-    plain = family.resolve(plain)
-    types = plain.get("layer_types")
-    count = layer_count(plain)
+    # A transformers config object is read many times below; its to_dict() deep-copies the
+    # whole config (a quantized model's lists every module: 0.5 s a copy), so copy it once.
+    config = config if isinstance(config, Mapping) else plain(config)
+    text, model_type, _ = language_of(config)
+    family, _ = find_family(text, model_type, layout)
+    text = family.resolve(text)
+    types = text.get("layer_types")
+    count = layer_count(text)
     if types is None:
         spec = rope_spec(config, layout=layout, lerope_alpha=lerope_alpha)
         if count is None:
@@ -166,8 +169,8 @@ def layer_specs(
     if count is not None and len(types) != count:
         raise ValueError(f"layer_types has {len(types)} entries but num_hidden_layers={count}")
     rule = family.trait(RopeLayers)
-    rotating = rule.rule(plain, count) if rule is not None else None
-    rope, _ = rope_dicts(plain, family)
+    rotating = rule.rule(text, count) if rule is not None else None
+    rope, _ = rope_dicts(text, family)
     null = {t for t, v in rope.items() if v is None} if is_nested(rope) else set()
     per_type: dict[str, RopeSpec | None] = {}
     for layer_type in dict.fromkeys(types):
