@@ -22,27 +22,30 @@ SPLIT_BY_PARAMETER = (
 # shared by every worker: tests/site/shared_build.py) while the other starts on the rest.
 FIRST = "tests/site/test_site.py"
 
-# The units that take longest (worker-seconds of `pytest -n auto --durations=0`, slowest first,
-# measured 2026-11-26 with ggml built by make's setup);
+# The units that take longest (worker-seconds of `pytest -n auto`, slowest first, measured
+# 2026-11-26 on main at 21ee912 with ggml built by make's setup);
 # after FIRST they go out first (a long unit handed out last would run alone at the end), except
 # that the site's units go last, when the build is done, so that no worker waits for it.
 LONGEST_FIRST = (
     "tests/test_models_sweep.py",
+    "tests/test_rope_compile.py",
+    "tests/test_benchmarks.py",
+    "tests/test_testing_rope.py",
+    "tests/test_rope.py",
     "tests/test_testing_patterns.py",
     "tests/test_testing_frameworks.py",
-    "tests/test_testing_rope.py",
-    "tests/test_testing_arrays.py",
     "tests/test_cli.py",
-    "tests/test_rope.py",
-    "tests/test_rope_compile.py",
+    "tests/test_testing_arrays.py",
+    "tests/test_models_hf.py",
     "tests/test_rope_extension.py",
-    "tests/test_benchmarks.py",
 )
 SITE_LONGEST_FIRST = (
     "tests/site/test_explorer.py",
-    "tests/site/test_site.py[tests.md]",
     "tests/site/test_site.py[api.md]",
+    "tests/site/test_site.py[tests.md]",
+    "tests/site/test_site.py[rope.md]",
     "tests/site/test_site.py[models.md]",
+    "tests/site/test_site.py[rope_scaling.md]",
 )
 # Many short units, handed out last: whichever worker is free takes the next, so both finish
 # within a few seconds of each other.

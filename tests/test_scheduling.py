@@ -46,8 +46,8 @@ def test_the_build_goes_first_the_longest_next_and_the_short_units_last():
         "tests/test_rope.py",
         "tests/test_absolute.py",
         "tests/site/test_explorer.py",
-        "tests/site/test_site.py[tests.md]",
         "tests/site/test_site.py[api.md]",
+        "tests/site/test_site.py[tests.md]",
         "tests/site/test_site.py[rope.md]",
         f"{LAST[0]}[x]",
     ]
