@@ -217,18 +217,38 @@ def page_view(chromium, view_context, site, screenshots):
     """``page_view(src)``: the page's ``pageview.PageView``, from one load shared by the tests.
 
     Loading a long page is most of a browser test's time (the API and Tests pages take 20-35 s
-    under load), so each page is loaded once for all the tests that look at it, in a tab of
-    ``view_context``. A load that raised raises again in every test that asks for it.
+    under load), so each page is loaded once for all the tests that look at it. The views share
+    one tab of ``view_context``, each navigating it afresh: a new tab costs a renderer process,
+    about 1 CPU-s a view. A view ends when the page's network is idle, so nothing of one page is
+    still loading when the next starts; what went wrong is recorded per view. A load that raised
+    raises again in every test that asks for it (and the next view gets a new tab).
     """
     from pageview import PageView, view_page
 
     views: dict[str, PageView | Exception] = {}
+    tabs = contextlib.ExitStack()
+    shared: list[Tab] = []
+
+    @contextlib.contextmanager
+    def reused(viewport: dict[str, int]) -> Iterator[Tab]:
+        if not shared:
+            shared.append(tabs.enter_context(open_tab(chromium, viewport, view_context)))
+        tab = shared[0]
+        tab.offhost.clear()
+        tab.errors.clear()
+        tab.page.set_viewport_size(viewport)
+        try:
+            yield tab
+        except BaseException:
+            shared.clear()  # a tab left mid-view (a timeout, a crash) serves no other page
+            with contextlib.suppress(Exception):
+                tab.page.close()
+            raise
 
     def view(page_src: str) -> PageView:
         if page_src not in views:
             try:
-                tab = partial(open_tab, chromium, context=view_context)
-                views[page_src] = view_page(tab, site, screenshots, page_src)
+                views[page_src] = view_page(reused, site, screenshots, page_src)
             except Exception as error:  # noqa: BLE001 - re-raised below, in each test
                 views[page_src] = error
         found = views[page_src]
@@ -236,4 +256,5 @@ def page_view(chromium, view_context, site, screenshots):
             raise found
         return found
 
-    return view
+    with tabs:
+        yield view
