@@ -151,9 +151,9 @@ def layer_specs(
     -------
     list of RopeSpec or None
     """
-    # A transformers config object is read many times below; its to_dict() deep-copies the
-    # whole config (a quantized model's lists every module: 0.5 s a copy), so copy it once.
-    config = config if isinstance(config, Mapping) else plain(config)
+    # Read many times below: a transformers config object's to_dict() deep-copies the whole
+    # config (a quantized model's lists every module: 0.5 s a copy), so it is made a dict once.
+    config = plain(config)
     text, model_type, _ = language_of(config)
     family, _ = find_family(text, model_type, layout)
     text = family.resolve(text)

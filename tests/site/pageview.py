@@ -4,9 +4,9 @@ Loading a long page is most of a browser test's time, so each page is loaded onc
 of :data:`WIDTHS` (a laptop, where both sidebars show), inspected, measured, resized to each
 other width and measured there, and its widgets are driven last. (Material mounts code blocks
 lazily, ``content.lazy`` in mkdocs.yml: mounted eagerly it forced a layout per block while the
-page loaded, 828 on the Tests page.) The
-``page_view`` fixture (``tests/site/conftest.py``) caches the views for all the tests that read
-them (``test_site.py``: rendering, overflow, widget fit, widget numbers).
+page loaded, 828 on the Tests page.) The ``page_view`` fixture (``tests/site/conftest.py``)
+caches the views for all the tests that read them (``test_site.py``: rendering, overflow,
+widget fit, widget numbers).
 
 Screenshots are artifacts for a human, not checks: the top :data:`SHOT_SCREENS` screens of each
 page at each of :data:`WIDTHS` (the whole page when it is shorter), and each widget at each width.
