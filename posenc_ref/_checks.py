@@ -125,6 +125,26 @@ def check_tensor(name: str, value: object) -> torch.Tensor:
     return value
 
 
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape ``shapes`` broadcast to (NumPy's rules), or ``None`` where they do not.
+
+    What ``torch.broadcast_shapes`` returns or refuses, without its first call's import of SymPy
+    (half a second of CPU, paid by the first rotation of every process). Sizes are compared,
+    never hashed, so symbolic sizes inside ``torch.compile`` work too.
+    """
+    out: list[int] = []
+    for axis in range(1, max([0] + [len(s) for s in shapes]) + 1):  # (dynamo: no genexpr)
+        size = 1
+        for shape in shapes:
+            n = shape[-axis] if axis <= len(shape) else 1
+            if n != 1:
+                if size != 1 and n != size:
+                    return None
+                size = n
+        out.append(size)
+    return tuple(reversed(out))
+
+
 # --------------------------------------------------------------------------- RoPE inputs
 
 

@@ -27,7 +27,7 @@ import math
 
 import torch
 
-from ._checks import check_bool, check_int, check_tensor
+from ._checks import broadcast_shape, check_bool, check_int, check_tensor
 from .relative import relative_positions
 
 __all__ = [
@@ -69,13 +69,11 @@ def _check_vectors(name: str, value: object, rows: int, like: torch.Tensor) -> t
     dim = like.shape[-1]
     if value.dim() < 2 or value.shape[-2] != rows or value.shape[-1] != dim:
         raise ValueError(f"{name} must have shape (..., {rows}, {dim}), got {tuple(value.shape)}")
-    try:
-        torch.broadcast_shapes(value.shape[:-2], like.shape[:-2])
-    except RuntimeError:
+    if broadcast_shape(tuple(value.shape[:-2]), tuple(like.shape[:-2])) is None:
         raise ValueError(
             f"{name}'s leading dimensions {tuple(value.shape[:-2])} do not broadcast to "
             f"{tuple(like.shape[:-2])}"
-        ) from None
+        )
     return value
 
 

@@ -51,6 +51,7 @@ import math
 import torch
 
 from ._checks import (
+    broadcast_shape,
     check_even_last,
     check_float_dtype,
     check_head_dim,
@@ -227,11 +228,7 @@ def _check_tables(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, rotary_
             f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}"
         )
     pair_shape = (*x.shape[:-1], pairs)
-    try:
-        broadcast = torch.broadcast_shapes(pair_shape, cos.shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != pair_shape:
+    if broadcast_shape(pair_shape, tuple(cos.shape)) != pair_shape:
         raise ValueError(
             f"cos/sin of shape {tuple(cos.shape)} must broadcast to {pair_shape} (x's leading "
             f"dimensions {tuple(x.shape[:-1])}, {pairs} pairs) without enlarging it; for x "

@@ -73,12 +73,12 @@ def test_alibi_bias_linear(num_heads, length):
     """bias[h, i, j] = -m_h (i - j) for j <= i, -inf after the query (causal)."""
     bias = alibi_bias(num_heads, length, length, dtype=torch.float64)
     slopes = alibi_slopes(num_heads, dtype=torch.float64)
-    for i in range(length):
-        for j in range(length):
-            if j <= i:
-                torch.testing.assert_close(bias[:, i, j], -slopes * (i - j), rtol=1e-15, atol=0)
-            else:
-                assert torch.all(bias[:, i, j] == float("-inf"))
+    # every (i, j) at once: the same elementwise comparisons as one call per entry, ~100x cheaper
+    i, j = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    causal = (j <= i).expand(num_heads, length, length)
+    want = -slopes[:, None, None] * (i - j)  # (heads, i, j): -m_h (i - j), as for one entry
+    torch.testing.assert_close(bias[causal], want[causal], rtol=1e-15, atol=0)
+    assert torch.all(bias[~causal] == float("-inf"))
     symmetric = alibi_bias(num_heads, length, length, causal=False, dtype=torch.float64)
     torch.testing.assert_close(symmetric, symmetric.transpose(1, 2))
     assert torch.all(symmetric.diagonal(dim1=1, dim2=2) == 0)
@@ -98,9 +98,10 @@ def test_alibi_bias_kv_cache_rows(num_heads, key_len, data):
 def test_relative_positions(query_len, extra):
     key_len = query_len + extra
     rel = relative_positions(query_len, key_len)
+    rows = rel.tolist()  # Python ints: reading a tensor element by element costs microseconds
     for i in range(query_len):
         for j in range(key_len):
-            assert rel[i, j] == j - (extra + i)
+            assert rows[i][j] == j - (extra + i)
 
 
 BUCKET_CONFIGS = st.sampled_from([(32, 128), (16, 64), (8, 20), (64, 512), (4, 10)])

@@ -883,20 +883,52 @@ def test_pair_words_only_where_x_is_viewable(monkeypatch):
 
 
 def test_the_rotation_imports_no_config_code():
-    """``import posenc_ref`` (and the module) loads no config reader: only from_hf_config does."""
+    """``import posenc_ref`` (and the module) loads no config reader: only from_hf_config does.
+
+    Nor does the first rotation import SymPy (``torch.broadcast_shapes`` would: half a second).
+    """
     import subprocess
     import sys
 
     code = (
-        "import sys\n"
+        "import sys, torch\n"
         "import posenc_ref, posenc_ref.rope\n"
         "assert not [m for m in sys.modules if m.startswith(('posenc_ref.models', "
         "'posenc_ref.encodings'))], sorted(sys.modules)\n"
+        "x = torch.ones(1, 2, 3, 8)\n"
+        "posenc_ref.RotaryEmbedding(8)(x, x)\n"
+        "assert 'sympy' not in sys.modules, 'the first rotation imported sympy'\n"
         "posenc_ref.RotaryEmbedding.from_hf_config({'model_type': 'llama', 'head_dim': 8})\n"
         "assert 'posenc_ref.models' in sys.modules\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        [(), ()],
+        [(3,), ()],
+        [(2, 1, 4), (3, 1)],
+        [(1, 5), (4, 1), (1,)],
+        [(0,), (1,)],
+        [(0, 3), (2, 1, 1)],
+        [(2, 3), (3, 2)],
+        [(0,), (2,)],
+        [(4, 12, 32), (12, 32)],
+        [(4, 12, 32), (1, 12, 33)],
+    ],
+)
+def test_broadcast_shape_is_torchs(shapes):
+    """The checks' broadcast (no SymPy import) gives torch.broadcast_shapes' shape, or refuses."""
+    from posenc_ref._checks import broadcast_shape
+
+    try:
+        want = tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError:
+        want = None
+    assert broadcast_shape(*shapes) == want
 
 
 def test_from_spec_keeps_the_frequencies_the_reader_computed(monkeypatch):
