@@ -18,7 +18,6 @@ import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -172,17 +171,87 @@ def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT, context=None) ->
         (context if own else page).close()
 
 
+class SharedTab:
+    """One tab of ``context``, handed to one user at a time: the page views and the ``tab`` tests.
+
+    A new tab costs a renderer process and a new context an empty HTTP cache (MathJax and
+    Material's scripts loaded and compiled afresh): 1-3 CPU-s a test. Each use still starts as a
+    new tab would: the tab is emptied (``about:blank``, so that the next viewport does not lay
+    the last page out again; the site's local and session storage cleared), then what went wrong
+    is recorded afresh. A use that failed leaves the tab behind (:meth:`discard`): a tab left
+    mid-use (a timeout, a crash, a request still running) serves no other test.
+    """
+
+    def __init__(self, chromium, context):
+        self._chromium, self._context = chromium, context
+        self._tabs = contextlib.ExitStack()
+        self._tab: Tab | None = None
+
+    @contextlib.contextmanager
+    def use(self, viewport: dict[str, int]) -> Iterator[Tab]:
+        if self._tab is None:
+            self._tab = self._tabs.enter_context(open_tab(self._chromium, viewport, self._context))
+        tab = self._tab
+        if tab.page.url != "about:blank":
+            tab.page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            tab.page.goto("about:blank")
+        tab.offhost.clear()
+        tab.errors.clear()
+        tab.page.set_viewport_size(viewport)
+        try:
+            yield tab
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Close the tab; the next use opens a new one."""
+        tab, self._tab = self._tab, None
+        if tab is not None:
+            with contextlib.suppress(Exception):
+                tab.page.close()
+
+    def close(self) -> None:
+        self._tabs.close()
+
+
 @pytest.fixture(scope="session")
-def new_tab(chromium):
-    """``with new_tab() as tab:`` a tab as ``tab`` opens it (or of another ``viewport``)."""
-    return partial(open_tab, chromium)
+def view_context(chromium):
+    """One browser context for every browser test: its cache keeps MathJax and Material compiled."""
+    context = chromium.new_context(viewport=TAB_VIEWPORT)
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def shared_tab(chromium, view_context) -> Iterator[SharedTab]:
+    shared = SharedTab(chromium, view_context)
+    yield shared
+    shared.close()
+
+
+_CALL_REPORT = pytest.StashKey[pytest.TestReport]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_REPORT] = report
+    return report
 
 
 @pytest.fixture
-def tab(chromium):
-    # At 1400 px the left navigation and the table of contents are both shown (hidden < 1220).
-    with open_tab(chromium, TAB_VIEWPORT) as state:
+def tab(shared_tab, request):
+    """The shared tab at 1400 x 1000, as new to the test (``SharedTab``).
+
+    At 1400 px the left navigation and the table of contents are both shown (hidden < 1220).
+    """
+    with shared_tab.use(TAB_VIEWPORT) as state:
         yield state
+    report = request.node.stash.get(_CALL_REPORT, None)
+    if report is None or not report.passed:  # pytest does not raise a test's failure here
+        shared_tab.discard()
 
 
 @pytest.fixture(scope="session")
@@ -205,50 +274,24 @@ def screenshots(request) -> Path:
 
 
 @pytest.fixture(scope="session")
-def view_context(chromium):
-    """One browser context for all page views: its cache keeps MathJax and Material compiled."""
-    context = chromium.new_context(viewport=TAB_VIEWPORT)
-    yield context
-    context.close()
-
-
-@pytest.fixture(scope="session")
-def page_view(chromium, view_context, site, screenshots):
+def page_view(shared_tab, site, screenshots):
     """``page_view(src)``: the page's ``pageview.PageView``, from one load shared by the tests.
 
     Loading a long page is most of a browser test's time (the API and Tests pages take 20-35 s
-    under load), so each page is loaded once for all the tests that look at it. The views share
-    one tab of ``view_context``, each navigating it afresh: a new tab costs a renderer process,
-    about 1 CPU-s a view. A view ends when the page's network is idle, so nothing of one page is
-    still loading when the next starts; what went wrong is recorded per view. A load that raised
-    raises again in every test that asks for it (and the next view gets a new tab).
+    under load), so each page is loaded once for all the tests that look at it. The views use
+    the shared tab (``SharedTab``), each navigating it afresh. A view ends when the page's
+    network is idle, so nothing of one page is still loading when the next starts; what went
+    wrong is recorded per view. A load that raised raises again in every test that asks for it
+    (and the next user of the tab gets a new one).
     """
     from pageview import PageView, view_page
 
     views: dict[str, PageView | Exception] = {}
-    tabs = contextlib.ExitStack()
-    shared: list[Tab] = []
-
-    @contextlib.contextmanager
-    def reused(viewport: dict[str, int]) -> Iterator[Tab]:
-        if not shared:
-            shared.append(tabs.enter_context(open_tab(chromium, viewport, view_context)))
-        tab = shared[0]
-        tab.offhost.clear()
-        tab.errors.clear()
-        tab.page.set_viewport_size(viewport)
-        try:
-            yield tab
-        except BaseException:
-            shared.clear()  # a tab left mid-view (a timeout, a crash) serves no other page
-            with contextlib.suppress(Exception):
-                tab.page.close()
-            raise
 
     def view(page_src: str) -> PageView:
         if page_src not in views:
             try:
-                views[page_src] = view_page(reused, site, screenshots, page_src)
+                views[page_src] = view_page(shared_tab.use, site, screenshots, page_src)
             except Exception as error:  # noqa: BLE001 - re-raised below, in each test
                 views[page_src] = error
         found = views[page_src]
@@ -256,5 +299,4 @@ def page_view(chromium, view_context, site, screenshots):
             raise found
         return found
 
-    with tabs:
-        yield view
+    return view
