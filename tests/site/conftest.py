@@ -205,7 +205,7 @@ class SharedTab:
         self._tab: Tab | None = None
 
     @contextlib.contextmanager
-    def use(self, viewport: dict[str, int]) -> Iterator[Tab]:
+    def use(self, viewport: dict[str, int] = TAB_VIEWPORT) -> Iterator[Tab]:
         if self._tab is not None:
             self._empty(self._tab)
         if self._tab is None:
@@ -278,7 +278,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def _use(shared: SharedTab, request) -> Iterator[Tab]:
-    with shared.use(TAB_VIEWPORT) as state:
+    with shared.use() as state:
         yield state
     report = request.node.stash.get(_CALL_REPORT, None)
     if report is None or not report.passed:  # pytest does not raise a test's failure here

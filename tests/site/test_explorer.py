@@ -764,13 +764,13 @@ def test_widgets_sit_beside_their_derivation_with_a_link_to_the_function(site):
 
 
 @pytest.mark.browser
-def test_widgets_start_after_instant_navigation(tab, site):
+def test_widgets_start_after_instant_navigation(tab_without_search, site):
     """After an in-place page swap (Material's instant navigation) the explorer still starts.
 
     The click goes from the home page to the explorer; the explorer must load its model list and
     compute, as on a fresh load.
     """
-    page = tab.page
+    page = tab_without_search.page
     page.goto(site.url, wait_until="networkidle")
     page.evaluate("() => { window.__same_document = true; }")
     page.locator("article a[href$='explorer/']").first.click()
@@ -778,4 +778,4 @@ def test_widgets_start_after_instant_navigation(tab, site):
     explorer = _explorer(page)
     assert page.evaluate("() => window.__same_document === true"), "the click reloaded the page"
     assert explorer.evaluate("(e) => e.posencExplorer.result !== null")
-    _clean(tab)
+    _clean(tab_without_search)
