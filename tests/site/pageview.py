@@ -171,9 +171,23 @@ def slug(page_src: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", Path(page_src).with_suffix("").as_posix())
 
 
+# Back to the top of the page (the widget captures at the last width scrolled it, and a resize
+# keeps the offset), once Material's header has finished its fade from the page title back to
+# the site name (a capture caught it half-way). Capped: an endless animation does not stop it.
+_TO_TOP = """
+async () => {
+  if (!window.scrollY) return;
+  window.scrollTo(0, 0);
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const running = document.getAnimations().map((a) => a.finished.catch(() => {}));
+  await Promise.race([Promise.all(running), new Promise((r) => setTimeout(r, 1000))]);
+}
+"""
+
+
 def capture(page, path: Path) -> None:
     """The page's first screen at its current viewport, as a JPEG (see :data:`SHOT_QUALITY`)."""
-    page.evaluate("() => window.scrollY && window.scrollTo(0, 0)")  # a resize keeps the offset
+    page.evaluate(_TO_TOP)
     page.screenshot(path=str(path), type="jpeg", quality=SHOT_QUALITY)
 
 
