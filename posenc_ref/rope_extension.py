@@ -19,6 +19,7 @@ Derived on the site: [Why context extension works](rope_extension.md).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -167,20 +168,57 @@ def critical_dimension(dim: int, base: float, original_max_len: int) -> int:
     return 2 * int((turns >= 1).sum())
 
 
-def _survivors(bases: list[float], dim: int, limit: int) -> np.ndarray:
-    """For each base, whether sum_i cos(m w_i) >= 0 for every distance m < limit. ``(B,)`` bool."""
-    omega = np.stack([_inv_freq(dim, b).numpy() for b in bases])  # (B, pairs)
-    alive = np.ones(len(bases), dtype=bool)
-    start, chunk = 0, 256
-    while start < limit and alive.any():
-        which = np.flatnonzero(alive)
-        m = np.arange(start, min(start + chunk, limit), dtype=np.float64)
-        values = np.cos(m[None, :, None] * omega[which, None, :]).sum(axis=-1)  # (A, chunk)
-        alive[which[(values < 0).any(axis=1)]] = False
-        # Chunks double, so the cost follows where each base fails, not the limit; the product
-        # of bases and distances per step stays under about a million.
-        start, chunk = start + chunk, max(256, min(2 * chunk, (1 << 20) // (64 * len(which))))
-    return alive
+class _BaseScan:
+    r"""What is known of the bases ``10^(k/per_decade)`` for one width: the scan's memory.
+
+    For each base, the first distance at which :math:`B(m) < 0` once found (``negative``, -1
+    while none is), and the distance up to which :math:`B(m) \ge 0` is proven (``proven``).
+    Whether a base passes a context :math:`L` is decided by them alone: it fails iff its first
+    negative distance is below :math:`L`. So the bounds of several contexts share one scan: a
+    base that failed at distance 90 fails every context past 90 without another cosine (the site
+    asks for four contexts, and each used to scan the small bases again from distance 0).
+    """
+
+    def __init__(self, dim: int, per_decade: int) -> None:
+        self.dim, self.per_decade = dim, per_decade
+        self.batches: dict[tuple[int, int], tuple[list[float], np.ndarray, np.ndarray, np.ndarray]]
+        self.batches = {}
+
+    def batch(self, first: int, stop: int):
+        """Bases ``k = first .. stop - 1``: ``(bases, omega (B, pairs), negative, proven)``."""
+        if (first, stop) not in self.batches:
+            bases = [10.0 ** (k / self.per_decade) for k in range(first, stop)]
+            omega = np.stack([_inv_freq(self.dim, b).numpy() for b in bases])
+            negative = np.full(len(bases), -1, dtype=np.int64)
+            proven = np.zeros(len(bases), dtype=np.int64)
+            self.batches[first, stop] = (bases, omega, negative, proven)
+        return self.batches[first, stop]
+
+    def passes(self, first: int, stop: int, limit: int) -> np.ndarray:
+        """For each base of the batch, whether sum_i cos(m w_i) >= 0 for all m < limit. ``(B,)``."""
+        _, omega, negative, proven = self.batch(first, stop)
+        pending = np.flatnonzero((negative < 0) & (proven < limit))
+        # Distances below a base's proven one are known non-negative: evaluating them again (from
+        # the batch's smallest) gives the same values, so the first negative found is the first.
+        start, chunk = (int(proven[pending].min()) if pending.size else limit), 32
+        while pending.size and start < limit:
+            stop_m = min(start + chunk, limit)
+            m = np.arange(start, stop_m, dtype=np.float64)
+            values = np.cos(m[None, :, None] * omega[pending, None, :]).sum(axis=-1)  # (A, chunk)
+            below = values < 0
+            hit = below.any(axis=1)
+            negative[pending[hit]] = start + below[hit].argmax(axis=1)
+            proven[pending[~hit]] = np.maximum(proven[pending[~hit]], stop_m)
+            pending = pending[~hit]
+            # Chunks double, so the cost follows where each base fails, not the limit; the
+            # product of bases and distances per step stays under about a million.
+            start, chunk = stop_m, max(32, min(2 * chunk, (1 << 20) // (64 * max(pending.size, 1))))
+        return np.where(negative < 0, proven >= limit, negative >= limit)
+
+
+@functools.lru_cache(maxsize=16)
+def _scan(dim: int, per_decade: int) -> _BaseScan:
+    return _BaseScan(dim, per_decade)
 
 
 def base_lower_bound(
@@ -209,11 +247,12 @@ def base_lower_bound(
     per_decade = check_int("per_decade", per_decade, minimum=1)
     max_base = check_positive_float("max_base", max_base)
     top = int(math.floor(per_decade * math.log10(max_base)))
+    scan = _scan(dim, per_decade)
     for first in range(1, top + 1, 64):  # 64 bases at a time, in increasing order
-        bases = [10.0 ** (k / per_decade) for k in range(first, min(first + 64, top + 1))]
-        passed = np.flatnonzero(_survivors(bases, dim, context_len))
+        stop = min(first + 64, top + 1)
+        passed = np.flatnonzero(scan.passes(first, stop, context_len))
         if passed.size:
-            return bases[int(passed[0])]
+            return scan.batch(first, stop)[0][int(passed[0])]
     raise ValueError(
         f"no base up to max_base={max_base:g} keeps the score non-negative over {context_len} "
         "positions"
