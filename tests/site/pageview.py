@@ -8,8 +8,8 @@ page loaded, 828 on the Tests page.) The ``page_view`` fixture (``tests/site/con
 caches the views for all the tests that read them (``test_site.py``: rendering, overflow,
 widget fit, widget numbers).
 
-Screenshots are artifacts for a human, not checks: the top :data:`SHOT_SCREENS` screens of each
-page at each of :data:`WIDTHS` (the whole page when it is shorter), and each widget at each width.
+Screenshots are artifacts for a human, not checks: the first screen of each page at each of
+:data:`WIDTHS` (what a reader sees on opening it), and each widget at each width.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ MATH_TIMEOUT_MS = 20_000
 LOAD_TIMEOUT_MS = 180_000  # the Tests page (4 MB of HTML) takes 30 s to load under load
 WIDTHS = (1280, 390)  # a laptop (both sidebars shown), a phone
 SCREEN_HEIGHT = 900
-# A full-page capture lays out and paints the whole document: 80 s for the API page (1400 x
-# 287,000 px, a 400-megapixel PNG no viewer opens). A viewport this many screens tall costs
-# about 2 s on any page and shows what a reviewer looks at first.
-SHOT_SCREENS = 8
-# Those screens are saved as JPEG: encoding a 1280 x 7200 capture as PNG cost 0.75-1.0 CPU-s,
-# as JPEG 0.45-0.6, and at this quality text and formulas read as sharply.
+# Page captures are of the viewport as the checks left it: a capture beyond it (Playwright's
+# ``full_page``, even clipped) lays out and paints the whole document, 80 s for the API page;
+# a viewport made eight screens tall for the capture and restored cost ~1.2 CPU-s a capture,
+# about 40% of a page view, for a picture no check reads. They are saved as JPEG: PNG costs
+# about twice as much to encode, and at this quality text and formulas read as sharply.
 SHOT_QUALITY = 85
 
 # Runs in the page: what did not render, and which images did not load. Code and rendered math
@@ -172,21 +171,24 @@ def slug(page_src: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", Path(page_src).with_suffix("").as_posix())
 
 
-def capture(page, path: Path) -> None:
-    """The top :data:`SHOT_SCREENS` screens of the page at its current width, as a JPEG.
+# Back to the top of the page (the widget captures at the last width scrolled it, and a resize
+# keeps the offset), once Material's header has finished its fade from the page title back to
+# the site name (a capture caught it half-way). Capped: an endless animation does not stop it.
+_TO_TOP = """
+async () => {
+  if (!window.scrollY) return;
+  window.scrollTo(0, 0);
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const running = document.getAnimations().map((a) => a.finished.catch(() => {}));
+  await Promise.race([Promise.all(running), new Promise((r) => setTimeout(r, 1000))]);
+}
+"""
 
-    The viewport is made that tall for the capture and restored: a capture beyond the viewport
-    (Playwright's ``full_page``, even clipped) lays out and paints the whole document.
-    """
-    size = page.viewport_size
-    height = page.evaluate("() => document.documentElement.scrollHeight")
-    page.set_viewport_size(
-        {"width": size["width"], "height": min(height, SHOT_SCREENS * size["height"])}
-    )
-    try:
-        page.screenshot(path=str(path), type="jpeg", quality=SHOT_QUALITY)
-    finally:
-        page.set_viewport_size(size)
+
+def capture(page, path: Path) -> None:
+    """The page's first screen at its current viewport, as a JPEG (see :data:`SHOT_QUALITY`)."""
+    page.evaluate(_TO_TOP)
+    page.screenshot(path=str(path), type="jpeg", quality=SHOT_QUALITY)
 
 
 @dataclass
@@ -216,14 +218,15 @@ def _drive_widgets(page) -> list[dict]:
     return found
 
 
-def view_page(new_tab, site, screenshots: Path, page_src: str) -> PageView:
+def view_page(use_tab, site, screenshots: Path, page_src: str) -> PageView:
     """Load a page once, inspect it, measure it at each width, then drive its widgets.
 
-    It is loaded at the first width: a load at another width and a resize to it would lay the
-    whole page out twice (a second on the long pages).
+    ``use_tab(viewport)`` gives the tab, empty, at that size (``SharedTab.use`` in conftest.py).
+    The page is loaded at the first width: a load at another width and a resize to it would lay
+    the whole page out twice (a second on the long pages).
     """
     stem = slug(page_src)
-    with new_tab(viewport={"width": WIDTHS[0], "height": SCREEN_HEIGHT}) as tab:
+    with use_tab({"width": WIDTHS[0], "height": SCREEN_HEIGHT}) as tab:
         page = tab.page
         page.goto(site.page_url(page_src), wait_until="load", timeout=LOAD_TIMEOUT_MS)
         wait_for_math(page)
@@ -240,10 +243,10 @@ def view_page(new_tab, site, screenshots: Path, page_src: str) -> PageView:
                 page.evaluate(_SETTLED)
             problems += [f"{width} px: {p}" for p in page.evaluate(OVERFLOW, width >= 1000)]
             fit[width] = page.evaluate(WIDGET_FIT)
-            widgets = page.locator(".pe-widget")
-            for i in range(widgets.count()):
-                widgets.nth(i).screenshot(path=str(screenshots / f"{stem}_widget{i}_{width}px.png"))
             capture(page, screenshots / f"{stem}_{width}.jpg")
+            widgets = page.locator(".pe-widget")
+            for i in range(widgets.count()):  # each scrolled into view
+                widgets.nth(i).screenshot(path=str(screenshots / f"{stem}_widget{i}_{width}px.png"))
         widgets = _drive_widgets(page)
         # Every request the page made has ended (long since, by now), so its failures are in.
         page.wait_for_load_state("networkidle")

@@ -389,7 +389,7 @@ def _explorer(page):
 
 
 @pytest.mark.browser
-def test_explorer_formulas_equal_the_package_on_a_grid(tab, site):
+def test_explorer_formulas_equal_the_package_on_a_grid(tab_without_search, site):
     """At every setting of the grid the explorer's numbers are the package's (see the module)."""
     cases = grid()
     valid = [
@@ -416,7 +416,7 @@ def test_explorer_formulas_equal_the_package_on_a_grid(tab, site):
         "longrope within L",
         "longrope above L",
     }
-    page = _open(tab, site, "explorer.md")
+    page = _open(tab_without_search, site, "explorer.md")
     problems = []
     for start in range(0, len(cases), 200):
         chunk = cases[start : start + 200]
@@ -428,7 +428,7 @@ def test_explorer_formulas_equal_the_package_on_a_grid(tab, site):
         {k: f"{v:.2g}" for k, v in WORST.items()},
     )
     assert problems == [], "\n".join(problems[:20])
-    _clean(tab)
+    _clean(tab_without_search)
 
 
 def test_explorer_comparison_catches_a_drift():
@@ -526,10 +526,10 @@ def check_widget(found: dict, rows) -> list[str]:
 
 
 @pytest.mark.browser
-def test_every_released_family_loads_with_the_package_frequencies(tab, site):
+def test_every_released_family_loads_with_the_package_frequencies(tab_without_search, site):
     """Picking a family sets the controls so that the explorer computes RopeSpec.frequencies."""
     rows = _zoo_specs()
-    page = _open(tab, site, "explorer.md")
+    page = _open(tab_without_search, site, "explorer.md")
     explorer = _explorer(page)
     zoo = json.loads((site.directory / "data" / "zoo.json").read_text(encoding="utf-8"))["families"]
     assert [f["name"] for f in zoo] == [r["name"] for r in rows]
@@ -572,14 +572,14 @@ def test_every_released_family_loads_with_the_package_frequencies(tab, site):
     expected = rows[phi]["spec"].frequencies(found["state"]["position"] + 1)
     assert found["state"]["position"] == zoo[phi]["context"] + 10
     assert _rel(found["result"]["invFreq"], expected.inv_freq.tolist()) <= RTOL
-    _clean(tab)
+    _clean(tab_without_search)
 
 
 @pytest.mark.browser
-def test_explorer_controls_are_labelled_and_work_by_keyboard(tab, site):
+def test_explorer_controls_are_labelled_and_work_by_keyboard(tab_without_search, site):
     """Every control has an accessible name; arrow keys, typing and selects update the numbers."""
     rows = _zoo_specs()
-    page = _open(tab, site, "explorer.md")
+    page = _open(tab_without_search, site, "explorer.md")
     explorer = _explorer(page)
     unnamed = explorer.evaluate(
         """(root) => [...root.querySelectorAll("input, select")].filter((e) => {
@@ -642,7 +642,7 @@ def test_explorer_controls_are_labelled_and_work_by_keyboard(tab, site):
     assert not error.is_visible()
     check()
     assert problems == [], "\n".join(problems)
-    _clean(tab)
+    _clean(tab_without_search)
 
 
 _HEAD = (
@@ -651,7 +651,7 @@ _HEAD = (
 
 
 @pytest.mark.browser
-def test_explorer_head_is_coloured_from_the_pre_training_frequencies(tab, site):
+def test_explorer_head_is_coloured_from_the_pre_training_frequencies(tab_without_search, site):
     """At the default (Llama 3.1: d 128, base 500000, L0 8192, s = 8), blue = 35 pairs.
 
     35 pairs turn at least once within L0 with the pre-training frequencies, 32 with Llama 3's
@@ -671,7 +671,7 @@ def test_explorer_head_is_coloured_from_the_pre_training_frequencies(tab, site):
         "pe-cell-fast" if f else "pe-cell-kept" if k else "pe-cell-slow"
         for f, k in zip(fast.tolist(), kept.tolist(), strict=True)
     ]
-    page = _open(tab, site, "explorer.md")
+    page = _open(tab_without_search, site, "explorer.md")
     explorer = _explorer(page)
     state = explorer.evaluate(_STATE)["state"]
     assert (state["method"], state["dim"], state["base"], state["L0"], state["factor"]) == (
@@ -687,15 +687,15 @@ def test_explorer_head_is_coloured_from_the_pre_training_frequencies(tab, site):
     explorer.get_by_label("scaling method").select_option("none")
     colours = explorer.evaluate(_HEAD)
     assert (colours.count("pe-cell-fast"), colours.count("pe-cell-slow")) == (35, 29)
-    _clean(tab)
+    _clean(tab_without_search)
 
 
 @pytest.mark.browser
-def test_explorer_rotation_says_seen_where_it_draws_inside_the_arc(tab, site):
+def test_explorer_rotation_says_seen_where_it_draws_inside_the_arc(tab_without_search, site):
     """The readout's verdict is the drawing's: the angle mod 2 pi against the arc [0, L0 w)."""
     from posenc_ref import inv_freq
 
-    page = _open(tab, site, "explorer.md")
+    page = _open(tab_without_search, site, "explorer.md")
     explorer = _explorer(page)
     explorer.get_by_label("scaling method").select_option("none")
     pair, L0 = 40, 8192
@@ -712,7 +712,7 @@ def test_explorer_rotation_says_seen_where_it_draws_inside_the_arc(tab, site):
         assert ("lies on the arc" in text) == seen, (m, text)
         assert ("Out of the pre-training range" in text) == (not seen), (m, text)
     assert math.fmod(23000 * w, 2 * math.pi) < L0 * w < 23000 * w  # past one turn, seen again
-    _clean(tab)
+    _clean(tab_without_search)
 
 
 # --- the widgets on the derivation pages ------------------------------------------------------
@@ -764,13 +764,13 @@ def test_widgets_sit_beside_their_derivation_with_a_link_to_the_function(site):
 
 
 @pytest.mark.browser
-def test_widgets_start_after_instant_navigation(tab, site):
+def test_widgets_start_after_instant_navigation(tab_without_search, site):
     """After an in-place page swap (Material's instant navigation) the explorer still starts.
 
     The click goes from the home page to the explorer; the explorer must load its model list and
     compute, as on a fresh load.
     """
-    page = tab.page
+    page = tab_without_search.page
     page.goto(site.url, wait_until="networkidle")
     page.evaluate("() => { window.__same_document = true; }")
     page.locator("article a[href$='explorer/']").first.click()
@@ -778,4 +778,4 @@ def test_widgets_start_after_instant_navigation(tab, site):
     explorer = _explorer(page)
     assert page.evaluate("() => window.__same_document === true"), "the click reloaded the page"
     assert explorer.evaluate("(e) => e.posencExplorer.result !== null")
-    _clean(tab)
+    _clean(tab_without_search)
