@@ -4,6 +4,7 @@ from pathlib import Path
 
 from tests.scheduling import (
     FIRST,
+    KEEP_WHOLE,
     LAST,
     LONGEST_FIRST,
     SITE_LONGEST_FIRST,
@@ -24,6 +25,9 @@ def test_a_file_is_one_unit_unless_split_by_its_parameter():
     assert work_unit(pages) == work_unit(cut) == "tests/site/test_site.py[notebooks/explore.ipynb]"
     assert work_unit("tests/site/test_site.py::test_sitemap_lists_exactly_the_nav") == FIRST
     assert work_unit("tests/site/test_explorer.py::test_x[390]") == "tests/site/test_explorer.py"
+    # the search tests share one load of the home page: kept with the file's other tests
+    search = "tests/site/test_site.py::test_search_ranks_the_explanation_first[YaRN]"
+    assert search.partition("[")[0] in KEEP_WHOLE and work_unit(search) == FIRST
 
 
 def test_the_build_goes_first_the_longest_next_and_the_short_units_last():
@@ -59,3 +63,10 @@ def test_every_file_named_exists():
     named += [unit.partition("[")[0] for unit in SITE_LONGEST_FIRST]
     missing = [name for name in named if not (ROOT / name).is_file()]
     assert missing == []
+
+
+def test_every_test_kept_whole_exists():
+    """A renamed test would silently be split by its parameter again."""
+    for nodeid in KEEP_WHOLE:
+        path, _, name = nodeid.partition("::")
+        assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), nodeid
