@@ -131,17 +131,12 @@ class Tab:
 
 
 @contextlib.contextmanager
-def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT, context=None) -> Iterator[Tab]:
-    """A page of this size in a fresh browser context (or in ``context``, sharing its cache).
+def open_tab(context) -> Iterator[Tab]:
+    """A new page of the browser ``context`` (sharing its HTTP cache), watched until closed.
 
-    Requests off the host fail (``CHROMIUM_ARGS``) and are recorded.
+    Requests off the host fail (``CHROMIUM_ARGS``) and are recorded, as are the page's errors.
     """
-    own = context is None
-    if own:
-        context = chromium.new_context(viewport=viewport)
     page = context.new_page()
-    if not own:
-        page.set_viewport_size(viewport)
     state = Tab(page)
 
     def request(request):
@@ -168,7 +163,7 @@ def open_tab(chromium, viewport: dict[str, int] = TAB_VIEWPORT, context=None) ->
     try:
         yield state
     finally:
-        (context if own else page).close()
+        page.close()
 
 
 # Run in every document of a tab that does not test search: Material's search worker is not
@@ -199,8 +194,8 @@ class SharedTab:
     mid-use (a timeout, a crash, a request still running) serves no other test.
     """
 
-    def __init__(self, chromium, context, search: bool = True):
-        self._chromium, self._context, self._search = chromium, context, search
+    def __init__(self, context, search: bool = True):
+        self._context, self._search = context, search
         self._tabs = contextlib.ExitStack()
         self._tab: Tab | None = None
 
@@ -209,7 +204,7 @@ class SharedTab:
         if self._tab is not None:
             self._empty(self._tab)
         if self._tab is None:
-            self._tab = self._tabs.enter_context(open_tab(self._chromium, viewport, self._context))
+            self._tab = self._tabs.enter_context(open_tab(self._context))
             if not self._search:
                 self._tab.page.add_init_script(NO_SEARCH_WORKER)
         tab = self._tab
@@ -251,17 +246,17 @@ def view_context(chromium):
 
 
 @pytest.fixture(scope="session")
-def shared_tab(chromium, view_context) -> Iterator[SharedTab]:
+def shared_tab(view_context) -> Iterator[SharedTab]:
     """The tab of the tests of search and navigation: the site as a reader gets it."""
-    shared = SharedTab(chromium, view_context)
+    shared = SharedTab(view_context)
     yield shared
     shared.close()
 
 
 @pytest.fixture(scope="session")
-def quiet_tab(chromium, view_context) -> Iterator[SharedTab]:
+def quiet_tab(view_context) -> Iterator[SharedTab]:
     """The tab of the page views and the explorer tests: search does not index (see above)."""
-    shared = SharedTab(chromium, view_context, search=False)
+    shared = SharedTab(view_context, search=False)
     yield shared
     shared.close()
 

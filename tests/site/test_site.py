@@ -8,6 +8,7 @@ so a page added to the nav is checked without editing this file. Screenshots of 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import json
 import re
@@ -362,19 +363,16 @@ def searches(shared_tab, site) -> dict:
                 "previews": page.locator(".md-search-result").inner_text(),
             }
         page.wait_for_load_state("networkidle")
-        return {"answers": answers, "offhost": list(tab.offhost), "errors": list(tab.errors)}
-
-
-def _search_clean(searches: dict) -> None:
-    assert searches["offhost"] == [], f"requests left the host: {searches['offhost']}"
-    assert searches["errors"] == [], "browser errors:\n" + "\n".join(searches["errors"])
+        # what went wrong during the whole load, kept apart from the tab's later uses
+        load = dataclasses.replace(tab, offhost=list(tab.offhost), errors=list(tab.errors))
+        return {"answers": answers, "load": load}
 
 
 @pytest.mark.browser
 def test_search_finds_rotary(searches):
     """Material's search (a web worker over search_index.json) answers offline."""
     assert searches["answers"]["rotary"]["count"] > 0
-    _search_clean(searches)
+    searches["load"].assert_clean()
 
 
 def _math_pages(site) -> list[str]:
@@ -492,4 +490,4 @@ def test_search_ranks_the_explanation_first(searches, query):
     answer = searches["answers"][query]
     assert "rope_scaling/" in answer["first"], f"first hit for {query!r}: {answer['first']}"
     assert _raw_tex(answer["previews"]) == [] and "\\label" not in answer["previews"]
-    _search_clean(searches)
+    searches["load"].assert_clean()
