@@ -29,6 +29,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterator
@@ -259,8 +260,14 @@ def inputs_digest() -> str | None:
     for path in sorted(vendor.rglob("*")) if vendor.is_dir() else ():
         if path.is_file():
             digest.update(f"{path.relative_to(vendor)}:{path.stat().st_size}\0".encode())
+    # the environment's own packages: distributions() alone also reads sys.path, which differs
+    # between pytest and `python -m` (the checkout's folder, the current directory)
+    site_dirs = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
     packages = sorted(
-        f"{dist.metadata['Name']}=={dist.version}" for dist in importlib.metadata.distributions()
+        {
+            f"{dist.metadata['Name']}=={dist.version}"
+            for dist in importlib.metadata.distributions(path=site_dirs)
+        }
     )
     digest.update("\n".join([sys.version, *packages]).encode())
     return digest.hexdigest()
