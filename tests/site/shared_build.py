@@ -236,7 +236,7 @@ def redrawn_figures(share: Share) -> dict[str, bytes | str]:
 # --- make test's build, before pytest ------------------------------------------------------
 
 
-def inputs_digest() -> str | None:
+def inputs_digest(root: Path = ROOT) -> str | None:
     """A digest of what the build reads: the working tree, MathJax, the installed packages.
 
     The working tree is every file git would commit (tracked or not, but not ignored), by name
@@ -245,7 +245,7 @@ def inputs_digest() -> str | None:
     """
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT,
+        cwd=root,
         capture_output=True,
         check=False,
     )
@@ -253,10 +253,10 @@ def inputs_digest() -> str | None:
         return None
     digest = hashlib.sha256()
     for name in sorted(set(listed.stdout.split(b"\0")) - {b""}):
-        path = ROOT / os.fsdecode(name)
+        path = root / os.fsdecode(name)
         digest.update(name + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-")
-    vendor = ROOT / "docs" / "vendor"  # gitignored: fetched by make, read by the build
+    vendor = root / "docs" / "vendor"  # gitignored: fetched by make, read by the build
     for path in sorted(vendor.rglob("*")) if vendor.is_dir() else ():
         if path.is_file():
             digest.update(f"{path.relative_to(vendor)}:{path.stat().st_size}\0".encode())
@@ -273,13 +273,13 @@ def inputs_digest() -> str | None:
     return digest.hexdigest()
 
 
-def prebuilt_url() -> str | None:
-    """The address make test's build was made for, if that build is current; else None."""
-    record_file = PREBUILT / "build.json"
+def prebuilt_url(folder: Path = PREBUILT, root: Path = ROOT) -> str | None:
+    """The address make test's build in ``folder`` was made for, if it is current; else None."""
+    record_file = folder / "build.json"
     if not record_file.exists():
         return None
     record = json.loads(record_file.read_text())
-    if record.get("inputs") is None or record["inputs"] != inputs_digest():
+    if record.get("inputs") is None or record["inputs"] != inputs_digest(root):
         return None
     return record["url"]
 
