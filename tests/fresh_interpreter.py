@@ -25,8 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# (name, code), run in this order by one interpreter. A step may set ``result`` (a JSON value)
-# for its test to read. Kept to the standard library beyond what each step is about.
+# (name, code), run in this order by one interpreter, in one namespace. A step may set ``result``
+# (a JSON value) for its test to read. Each imports only what its test is about (the last one
+# imports its test module, for the NumPy function that test checks, as the test did before).
 STEPS = (
     ("import torch", "import torch"),
     ("import posenc_ref", "import posenc_ref"),
