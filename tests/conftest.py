@@ -86,3 +86,11 @@ def pytest_xdist_make_scheduler(config, log):
             super()._assign_work_unit(node)
 
     return Units(config, log)
+
+
+@pytest.fixture(scope="session")
+def fresh_imports(tmp_path_factory) -> dict:
+    """What one fresh interpreter had imported after each step (tests/fresh_interpreter.py)."""
+    from tests.fresh_interpreter import shared_record
+
+    return shared_record(tmp_path_factory)
