@@ -46,6 +46,14 @@ def pytest_configure(config):
         shared_build.serve(config)
 
 
+def pytest_report_header(config):
+    if not hasattr(config, "workerinput"):
+        from tests.site import shared_build
+
+        return shared_build.header(config)
+    return None
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hooks: absent without xdist
 def pytest_configure_node(node):
     from tests.site import shared_build
