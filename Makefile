@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 MATHJAX := docs/vendor/mathjax/tex-mml-chtml.js
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test lint ggml bench clean
+.PHONY: serve build test lint ggml sitetest bench clean
 
 serve: $(STAMP) $(MATHJAX)
 	SITE_URL=http://127.0.0.1:8000/ $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
@@ -16,7 +16,7 @@ serve: $(STAMP) $(MATHJAX)
 build: $(STAMP) $(MATHJAX)
 	$(BIN)/mkdocs build --strict
 
-test: $(STAMP) $(MATHJAX) ggml lint
+test: $(STAMP) $(MATHJAX) ggml lint sitetest
 	$(BIN)/python -m pytest -n auto
 
 # actionlint checks every workflow in .github/workflows/ (and their run: scripts with shellcheck
@@ -29,6 +29,11 @@ lint: $(STAMP)
 # ggml's RoPE kernel for tests/test_testing_ggml.py, built once into .cache/ (tests/ggml_rope.py)
 ggml: $(STAMP)
 	$(BIN)/python -m tests.ggml_rope
+
+# The site, built once before pytest into .cache/site-test/ (tests/site/shared_build.py), like
+# ggml: the site tests read that build while it is current, and build one themselves when not.
+sitetest: $(STAMP) $(MATHJAX)
+	$(BIN)/python -m tests.site.shared_build
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run

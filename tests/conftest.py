@@ -46,6 +46,14 @@ def pytest_configure(config):
         shared_build.serve(config)
 
 
+def pytest_report_header(config):
+    if not hasattr(config, "workerinput"):
+        from tests.site import shared_build
+
+        return shared_build.header(config)
+    return None
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hooks: absent without xdist
 def pytest_configure_node(node):
     from tests.site import shared_build
@@ -78,3 +86,11 @@ def pytest_xdist_make_scheduler(config, log):
             super()._assign_work_unit(node)
 
     return Units(config, log)
+
+
+@pytest.fixture(scope="session")
+def fresh_imports(tmp_path_factory) -> dict:
+    """What one fresh interpreter had imported after each step (tests/fresh_interpreter.py)."""
+    from tests.fresh_interpreter import shared_record
+
+    return shared_record(tmp_path_factory)

@@ -14,7 +14,6 @@ import random
 import re
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -543,27 +542,15 @@ def test_a_folder_holding_a_config_is_read(tmp_path, capsys):
     assert status == 0 and "rotary_dim 32" in out
 
 
-def test_reading_a_model_id_imports_no_network_code(tmp_path):
-    fake_cache(tmp_path / "cache", "org/model", LLAMA31)
-    program = textwrap.dedent(
-        """
-        import io, contextlib, sys
-        from posenc_ref.__main__ import main
-        with contextlib.redirect_stdout(io.StringIO()):
-            status = main(["inspect", "org/model"])
-        # (torch itself imports http.client, for torch.hub; none of these)
-        loaded = [m for m in ("huggingface_hub", "transformers", "requests", "urllib3",
-                              "httpx") if m in sys.modules]
-        print(status, loaded)
-        """
-    )
-    env = {"HF_HUB_CACHE": str(tmp_path / "cache"), "PATH": "", "PYTHONPATH": ":".join(sys.path)}
-    result = subprocess.run(
-        [sys.executable, "-c", program],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    assert result.stdout.strip() == "0 []", result.stderr
+def test_reading_a_model_id_imports_no_network_code(fresh_imports):
+    """``main(["inspect", "org/model"])`` reads a Hugging Face cache and loads no network code.
+
+    In a fresh interpreter, shared with other tests (tests/fresh_interpreter.py).
+    """
+    from tests.fresh_interpreter import modules_after, step_record
+
+    assert step_record(fresh_imports, "inspect a model id")["result"] == 0
+    loaded = modules_after(fresh_imports, "inspect a model id")
+    # (torch itself imports http.client, for torch.hub; none of these)
+    network = ("huggingface_hub", "transformers", "requests", "urllib3", "httpx")
+    assert [m for m in network if m in loaded] == []

@@ -882,27 +882,23 @@ def test_pair_words_only_where_x_is_viewable(monkeypatch):
 # --- the core imports no config code ----------------------------------------------------------
 
 
-def test_the_rotation_imports_no_config_code():
+def test_the_rotation_imports_no_config_code(fresh_imports):
     """``import posenc_ref`` (and the module) loads no config reader: only from_hf_config does.
 
     Nor does the first rotation import SymPy (``torch.broadcast_shapes`` would: half a second).
+    In one fresh interpreter shared with other tests (tests/fresh_interpreter.py).
     """
-    import subprocess
-    import sys
+    from tests.fresh_interpreter import modules_after
 
-    code = (
-        "import sys, torch\n"
-        "import posenc_ref, posenc_ref.rope\n"
-        "assert not [m for m in sys.modules if m.startswith(('posenc_ref.models', "
-        "'posenc_ref.encodings'))], sorted(sys.modules)\n"
-        "x = torch.ones(1, 2, 3, 8)\n"
-        "posenc_ref.RotaryEmbedding(8)(x, x)\n"
-        "assert 'sympy' not in sys.modules, 'the first rotation imported sympy'\n"
-        "posenc_ref.RotaryEmbedding.from_hf_config({'model_type': 'llama', 'head_dim': 8})\n"
-        "assert 'posenc_ref.models' in sys.modules\n"
+    loaded = modules_after(fresh_imports, "import posenc_ref.rope")
+    config = sorted(
+        m for m in loaded if m.startswith(("posenc_ref.models", "posenc_ref.encodings"))
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert not config, f"import posenc_ref, posenc_ref.rope loaded {config}"
+    assert "sympy" not in modules_after(fresh_imports, "the first rotation"), (
+        "the first rotation imported sympy"
+    )
+    assert "posenc_ref.models" in modules_after(fresh_imports, "from_hf_config")
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,6 @@ NumPy is always there; JAX, MLX and ml_dtypes are optional (the frameworks extra
 tests skip without them.
 """
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
@@ -103,17 +100,12 @@ def test_unknown_library_is_refused():
         offset_fn(None)
 
 
-def test_no_jax_or_mlx_import_unless_asked():
-    code = (
-        "import sys, numpy as np, torch\n"
-        "from posenc_ref import RotaryEmbedding\n"
-        "from posenc_ref.testing import assert_rope_equal, qk_fn\n"
-        "from tests.test_testing_arrays import numpy_rope\n"
-        "assert_rope_equal(qk_fn(numpy_rope, arrays='numpy'), RotaryEmbedding(32, layout='half'))\n"
-        "print(sorted(m for m in ('jax', 'mlx', 'ml_dtypes') if m in sys.modules))\n"
-    )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert run.stdout.strip() == "[]"
+def test_no_jax_or_mlx_import_unless_asked(fresh_imports):
+    """In a fresh interpreter (shared: tests/fresh_interpreter.py), the kit on NumPy arrays."""
+    from tests.fresh_interpreter import modules_after
+
+    loaded = modules_after(fresh_imports, "the kit with NumPy arrays")
+    assert sorted(m for m in ("jax", "mlx", "ml_dtypes") if m in loaded) == []
 
 
 # --------------------------------------------------------------------------- one output check

@@ -1,8 +1,5 @@
 """Property checks on a user's fn, the kit's strategies, and the optional hypothesis dependency."""
 
-import subprocess
-import sys
-
 import pytest
 import torch
 from hypothesis import given, settings
@@ -136,44 +133,25 @@ def test_bad_arguments_are_refused():
 
 # --- hypothesis is optional --------------------------------------------------------------------
 
-BLOCK_HYPOTHESIS = (
-    "import sys\n"
-    "class Block:\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name == 'hypothesis' or name.startswith('hypothesis.'):\n"
-    "            raise ImportError('blocked for the test: ' + name)\n"
-    "sys.meta_path.insert(0, Block())\n"
-)
+
+def test_import_posenc_ref_does_not_import_hypothesis(fresh_imports):
+    """In a fresh interpreter, shared with other tests (tests/fresh_interpreter.py)."""
+    from tests.fresh_interpreter import modules_after
+
+    assert "hypothesis" not in modules_after(fresh_imports, "import posenc_ref"), "imported"
 
 
-def run_python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
-    )
+def test_testing_works_without_hypothesis_except_the_strategies(fresh_imports):
+    """The kit's checks run where hypothesis cannot be imported; its strategies say to install it.
 
+    The fresh interpreter's step (tests/fresh_interpreter.py) blocks any import of hypothesis,
+    after checking that neither hypothesis nor the kit was loaded before it.
+    """
+    from tests.fresh_interpreter import step_record
 
-def test_import_posenc_ref_does_not_import_hypothesis():
-    code = "import sys, posenc_ref\nassert 'hypothesis' not in sys.modules, 'imported'\n"
-    result = run_python(code)
-    assert result.returncode == 0, result.stderr
-
-
-def test_testing_works_without_hypothesis_except_the_strategies():
-    code = BLOCK_HYPOTHESIS + (
-        "import posenc_ref.testing as kit\n"
-        "from posenc_ref import RotaryEmbedding, sinusoidal\n"
-        "kit.assert_rope_equal(RotaryEmbedding(8), RotaryEmbedding(8), max_position=500)\n"
-        "kit.assert_sinusoidal_equal(sinusoidal(16, 8))\n"
-        "try:\n"
-        "    kit.rotary_embeddings\n"
-        "except ImportError as error:\n"
-        "    print(error)\n"
-        "else:\n"
-        "    raise SystemExit('no ImportError')\n"
-    )
-    result = run_python(code)
-    assert result.returncode == 0, result.stderr
-    assert "pip install 'posenc-ref[testing]'" in result.stdout
+    message = step_record(fresh_imports, "the kit without hypothesis")["result"]
+    assert message is not None, "no ImportError"
+    assert "pip install 'posenc-ref[testing]'" in message
 
 
 @pytest.mark.parametrize(

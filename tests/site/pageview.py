@@ -14,6 +14,7 @@ Screenshots are artifacts for a human, not checks: the first screen of each page
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,11 @@ SCREEN_HEIGHT = 900
 # about 40% of a page view, for a picture no check reads. They are saved as JPEG: PNG costs
 # about twice as much to encode, and at this quality text and formulas read as sharply.
 SHOT_QUALITY = 85
+# Captures keep the text caret as it is (no input has focus when they are taken): Playwright's
+# default hides it by adding a style sheet to the page for each capture, and the style of the
+# whole document is recomputed twice (0.15-0.2 CPU-s a capture on the API and Tests pages,
+# ~0.3 on the explorer's widget).
+CARET = "initial"
 
 # Runs in the page: what did not render, and which images did not load. Code and rendered math
 # are removed before looking for TeX delimiters: code may legitimately contain them.
@@ -142,12 +148,19 @@ WIDGET_FIT = """
 }
 """
 
-# A widget's state and result, as explorer.js holds them (the error text when it refused).
-WIDGET_STATE = """(e) => ({
+# A widget's state and result, as explorer.js holds them (the error text when it refused), read
+# by :func:`widget_state`. It comes back as one JSON string: Playwright's own transfer of the
+# ~1500 numbers of a result (each an object of its protocol, checked and built in Python) cost
+# ~80 ms a read, 2 CPU-s in the test that loads every family. The JSON is exact as Playwright's
+# transfer was: shortest round-trip digits for every finite number, NaN and +-Infinity written
+# as the literals Python's json reads, undefined as null.
+WIDGET_STATE = """(e) => JSON.stringify({
   state: e.posencExplorer.state,
   result: e.posencExplorer.result,
   error: e.posencExplorer.result ? null : e.querySelector(".pe-error").textContent,
-})"""
+}, (key, v) => v === undefined ? null :
+  typeof v === "number" && !Number.isFinite(v) ? `@nonfinite@${v}` : v)
+  .replace(/"@nonfinite@(NaN|-?Infinity)"/g, "$1")"""
 
 
 def wait_for(page, condition: str, timeout_ms: int = MATH_TIMEOUT_MS) -> None:
@@ -188,7 +201,7 @@ async () => {
 def capture(page, path: Path) -> None:
     """The page's first screen at its current viewport, as a JPEG (see :data:`SHOT_QUALITY`)."""
     page.evaluate(_TO_TOP)
-    page.screenshot(path=str(path), type="jpeg", quality=SHOT_QUALITY)
+    page.screenshot(path=str(path), type="jpeg", quality=SHOT_QUALITY, caret=CARET)
 
 
 @dataclass
@@ -205,16 +218,21 @@ class PageView:
     widgets: list[dict] = field(default_factory=list)
 
 
+def widget_state(widget) -> dict:
+    """The :data:`WIDGET_STATE` of ``widget`` (a locator of its ``.pe-widget`` element)."""
+    return json.loads(widget.evaluate(WIDGET_STATE))
+
+
 def _drive_widgets(page) -> list[dict]:
     found = []
     widgets = page.locator(".pe-widget")
     for i in range(widgets.count()):
         widget = widgets.nth(i)
-        before = widget.evaluate(WIDGET_STATE)
+        before = widget_state(widget)
         slider = widget.get_by_role("slider").first
         slider.press("ArrowRight")
         slider.press("PageUp")
-        found.append({"before": before, "after": widget.evaluate(WIDGET_STATE)})
+        found.append({"before": before, "after": widget_state(widget)})
     return found
 
 
@@ -246,7 +264,8 @@ def view_page(use_tab, site, screenshots: Path, page_src: str) -> PageView:
             capture(page, screenshots / f"{stem}_{width}.jpg")
             widgets = page.locator(".pe-widget")
             for i in range(widgets.count()):  # each scrolled into view
-                widgets.nth(i).screenshot(path=str(screenshots / f"{stem}_widget{i}_{width}px.png"))
+                path = screenshots / f"{stem}_widget{i}_{width}px.png"
+                widgets.nth(i).screenshot(path=str(path), caret=CARET)
         widgets = _drive_widgets(page)
         # Every request the page made has ended (long since, by now), so its failures are in.
         page.wait_for_load_state("networkidle")
