@@ -493,14 +493,12 @@ def tiny_model(transformers, model_type: str, *, full_mask: bool = False, setup=
     config = transformers.AutoConfig.for_model(model_type, **kwargs)
     torch.manual_seed(0)
     config._attn_implementation = "posenc_capture"
-    try:
-        model = transformers.AutoModel.from_config(config, attn_implementation="posenc_capture")
-    except KeyError:  # GPT-J, CodeGen, Falcon: their own attention classes (recorded below)
-        config._attn_implementation = "sdpa" if model_type == "falcon" else "eager"
-        model = transformers.AutoModel.from_config(
-            config, attn_implementation=config._attn_implementation
-        )
-    except ValueError:  # a language model AutoModel does not map: its class, by its config
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    if type(config) not in MODEL_MAPPING:
+        # a language model AutoModel does not map: its class, by its config (asked before
+        # AutoModel, whose refusal names every class it maps, importing every configuration
+        # module of transformers: seconds, for an error message)
         modeling = importlib.import_module(
             type(config).__module__.replace("configuration", "modeling")
         )
@@ -509,6 +507,14 @@ def tiny_model(transformers, model_type: str, *, full_mask: bool = False, setup=
             if name.endswith("Model") and "PreTrained" not in name
             and getattr(cls, "config_class", None) is type(config)
         )  # fmt: skip
+    else:
+        try:
+            model = transformers.AutoModel.from_config(config, attn_implementation="posenc_capture")
+        except KeyError:  # GPT-J, CodeGen, Falcon: their own attention classes (recorded below)
+            config._attn_implementation = "sdpa" if model_type == "falcon" else "eager"
+            model = transformers.AutoModel.from_config(
+                config, attn_implementation=config._attn_implementation
+            )
     model.eval()
     if setup is not None:
         with torch.no_grad():

@@ -137,6 +137,63 @@ def test_vision_and_text_families_are_told_apart():
     assert [r.token_positions for r in paddle.rotary] == [False, True]
 
 
+CLASSES = '''"""A module."""
+import torch
+
+
+@decorated
+class Header(
+    torch.nn.Module,
+):
+    """A docstring.
+
+    With a line that is not indented further.
+    """
+
+# a comment at column 0, inside the class
+    size = {"a": 1}  # a comment
+
+    def forward(self, x):
+        return (
+            x  # inside
+        )  # the statement ends
+
+
+    # a trailing comment
+
+LIMIT = 3
+
+
+class One(Header): pass  # closing comment
+class Last:
+    text = "# not a comment"
+'''
+
+
+def test_class_sources_are_ast_segments():
+    """The sweep's line reading of class sources cuts each class as ``ast`` does."""
+    import ast
+    import inspect
+
+    from tests.hf_sweep.families import sources_of_classes
+
+    def by_ast(text):
+        tree = ast.parse(text)
+        return {
+            n.name: ast.get_source_segment(text, n)
+            for n in tree.body
+            if isinstance(n, ast.ClassDef)
+        }
+
+    assert sources_of_classes(CLASSES) == by_ast(CLASSES)
+    assert list(sources_of_classes(CLASSES)) == ["Header", "One", "Last"]
+    pytest.importorskip("transformers")
+    from transformers.models.llama import modeling_llama
+
+    text = inspect.getsource(modeling_llama)
+    assert sources_of_classes(text) == by_ast(text)
+
+
 # --- the sweep, part by part ----------------------------------------------------------------
 
 

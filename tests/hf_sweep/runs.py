@@ -242,10 +242,17 @@ def run_case(
     rows: int,
     weights=None,
     identity: str = "auto",
+    model=None,
 ) -> Case:
+    """Run every position set of ``config`` (see ``run_pass``) on the family's tiny model.
+
+    ``model``: the model built from ``config`` already, with ``weights`` (else it is built
+    here, from them).
+    """
     case = Case(family, name, config, requested)
     try:
-        model = harness.build(model_class, config, weights)
+        if model is None:
+            model = harness.build(model_class, config, weights)
         from .special import SPECIAL
 
         sets = position_sets(config, rows)

@@ -431,7 +431,14 @@ def _sweep_family(name: str) -> dict:
     except Exception as exc:  # noqa: BLE001
         truth_out["error"] = result["error"] = f"build: {type(exc).__name__}: {exc}"
         return {"truth": truth_out, "result": result}
-    cases = {"default": runs.run_case(model_class, name, tiny, "default", None, rows, weights)}
+    # the default case runs the model just built (the same config and weights: a second build
+    # would only load its own state dict), unless the rule changed weights the model lacks
+    built = None if rule.get("weights") else model
+    cases = {
+        "default": runs.run_case(
+            model_class, name, tiny, "default", None, rows, weights, model=built
+        )
+    }
     base_case = cases["default"]
     if base_case.error or not base_case.passes or not base_case.passes[0].post:
         truth_out["error"] = result["error"] = f"run: {base_case.error or 'no attention call'}"
