@@ -22,8 +22,9 @@ SPLIT_BY_PARAMETER = (
 # module fixture in test_site.py): split, each worker that ran one would load and index it.
 KEEP_WHOLE = ("tests/site/test_site.py::test_search_ranks_the_explanation_first",)
 
-# The unit handed out first: its tests need the site, so the first worker builds it (the build is
-# shared by every worker: tests/site/shared_build.py) while the other starts on the rest.
+# The unit handed out first: its tests need the site, so where make test has not built it already,
+# the first worker builds it (the build is shared by every worker: tests/site/shared_build.py)
+# while the other starts on the rest.
 FIRST = "tests/site/test_site.py"
 
 # The units that take longest (worker-seconds of `pytest -n auto`, slowest first, measured
