@@ -125,15 +125,14 @@ def shared_record(tmp_path_factory) -> dict:
     Under pytest-xdist each worker has a session of its own; they share the run's base
     temporary folder (new for each run), where the first writes the record for the others.
     """
-    from filelock import FileLock
-
     from tests.configs import LLAMA31
+    from tests.site.shared_build import locked
 
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     root = tmp_path_factory.getbasetemp()
     root = root.parent if worker else root
     path = root / "fresh_interpreter.json"
-    with FileLock(str(path) + ".lock"):
+    with locked(path.with_suffix(".lock")):
         if not path.exists():
             # the hub cache layout (tests/test_cli.py's fake_cache): org/model, Llama 3.1
             repo = root / "fresh_interpreter_cache" / "models--org--model"

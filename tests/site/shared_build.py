@@ -95,8 +95,8 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
-def _handler(share: Share):
-    return partial(_QuietHandler, directory=str(share.html))
+def _handler(html: Path):
+    return partial(_QuietHandler, directory=str(html))
 
 
 def serve(config) -> Share:
@@ -112,12 +112,11 @@ def serve(config) -> Share:
     if url is not None:
         share = Share(folder, url, built_in=PREBUILT)
         try:
-            server = ThreadingHTTPServer(("127.0.0.1", urlsplit(url).port), _handler(share))
+            server = ThreadingHTTPServer(("127.0.0.1", urlsplit(url).port), _handler(share.html))
         except OSError:  # another run serves it: this run builds at an address of its own
             pass
     if server is None:
-        share = Share(folder, "")
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(share))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(folder / "html"))
         share = Share(folder, f"http://127.0.0.1:{server.server_address[1]}/")
     threading.Thread(target=server.serve_forever, daemon=True).start()
     config.add_cleanup(server.server_close)
@@ -273,27 +272,33 @@ def inputs_digest(root: Path = ROOT) -> str | None:
     return digest.hexdigest()
 
 
-def prebuilt_url(folder: Path = PREBUILT, root: Path = ROOT) -> str | None:
-    """The address make test's build in ``folder`` was made for, if it is current; else None."""
+def _current_record(folder: Path, digest: str | None) -> dict | None:
+    """The record of the build in ``folder`` if it was made from inputs of ``digest``."""
     record_file = folder / "build.json"
-    if not record_file.exists():
+    if digest is None or not record_file.exists():
         return None
     record = json.loads(record_file.read_text())
-    if record.get("inputs") is None or record["inputs"] != inputs_digest(root):
-        return None
-    return record["url"]
+    return record if record.get("inputs") == digest else None
+
+
+def prebuilt_url(folder: Path = PREBUILT, root: Path = ROOT) -> str | None:
+    """The address make test's build in ``folder`` was made for, if it is current; else None."""
+    record = _current_record(folder, inputs_digest(root))
+    return None if record is None else record["url"]
 
 
 def build_ahead() -> str:
-    """Build into :data:`PREBUILT` unless the build there is current; say what was done."""
+    """Build into :data:`PREBUILT` unless a build that passed is there, current; say what was done.
+
+    A build that failed is built again: the failure may have been the machine's (a process
+    killed), and pytest reads whatever this leaves, failed or not.
+    """
     digest = inputs_digest()
     if digest is None:
         return "site: not a git checkout, pytest builds the site itself"
-    record_file = PREBUILT / "build.json"
-    if record_file.exists():
-        record = json.loads(record_file.read_text())
-        if record.get("inputs") == digest:
-            return f"site: the build in {PREBUILT.relative_to(ROOT)} is current"
+    record = _current_record(PREBUILT, digest)
+    if record is not None and record["returncode"] == 0:
+        return f"site: the build in {PREBUILT.relative_to(ROOT)} is current"
     shutil.rmtree(PREBUILT, ignore_errors=True)
     PREBUILT.mkdir(parents=True)
     with socket.socket() as probe:  # a free port now; pytest binds it again, or builds anew

@@ -73,3 +73,27 @@ def test_only_a_current_build_is_served(checkout, tmp_path_factory):
     assert shared_build.prebuilt_url(folder, checkout) == record["url"]
     (checkout / "page.md").write_text("# Edited after the build\n")
     assert shared_build.prebuilt_url(folder, checkout) is None
+
+
+def test_make_builds_again_only_what_failed_or_changed(monkeypatch, tmp_path):
+    """``build_ahead`` keeps a current build that passed, and builds a failed or stale one again."""
+    prebuilt = tmp_path / ".cache" / "site-test"
+    monkeypatch.setattr(shared_build, "ROOT", tmp_path)
+    monkeypatch.setattr(shared_build, "PREBUILT", prebuilt)
+    digest = {"now": "a" * 64}
+    monkeypatch.setattr(shared_build, "inputs_digest", lambda root=None: digest["now"])
+    outcomes = iter([1, 0, 0])  # the first build fails, the others pass
+    builds = []
+
+    def fake_build(share, inputs):
+        builds.append(inputs)
+        record = {"returncode": next(outcomes), "log": "", "seconds": 1.0, "url": share.url}
+        share.record.write_text(json.dumps({**record, "inputs": inputs}))
+
+    monkeypatch.setattr(shared_build, "_build", fake_build)
+    assert "FAILED" in shared_build.build_ahead()
+    assert "built" in shared_build.build_ahead()  # the failure is not kept as current
+    assert "is current" in shared_build.build_ahead()
+    digest["now"] = "b" * 64
+    assert "built" in shared_build.build_ahead()
+    assert builds == ["a" * 64, "a" * 64, "b" * 64]
