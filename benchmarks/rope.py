@@ -36,6 +36,7 @@ import resource
 import subprocess
 import sys
 import time
+from unittest import mock
 
 import torch
 
@@ -98,12 +99,18 @@ def _compiled_variant(function, args: tuple, kwargs: dict) -> tuple:
         ``{"kernels": generated kernels, "vectorized": whether a CPU kernel uses SIMD vectors
         (None on a GPU), "compile_s": seconds}`` or ``{"error": ...}``.
     """
-    from torch._inductor.utils import run_and_get_code
+    from torch._inductor.graph import GraphLowering
 
     compiled = torch.compile(function, fullgraph=True)
+    sources = []
     start = time.perf_counter()
+    # What torch._inductor.utils.run_and_get_code does, less its torch._dynamo.reset(): that
+    # reset threw away the graphs compiled just before in this case (the compiled clone, the
+    # other layout), which were then traced again at their next call. run() resets once per
+    # case, so each call here compiles (inductor reports the code on an FX graph cache hit too).
     try:
-        _, sources = run_and_get_code(compiled, *args, **kwargs)
+        with mock.patch.object(GraphLowering, "save_output_code", sources.append):
+            compiled(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 (no compiler here: recorded, not fatal)
         return None, {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
     code = "\n".join(sources)
@@ -178,9 +185,9 @@ def _variants(shape, dtype, device):
                         f(k, c, s, layout=lay),
                     )
                     layouts[name] = layout
-                    # Diagnostic, not a rotation to compare: the same kernel reading a table of
-                    # one position (broadcast, so it stays cached). The difference from the full
-                    # table is what re-reading the table for every head costs.
+                    # Diagnostic, not a rotation to compare: a second graph compiled for a
+                    # one-position table (broadcast, so it stays cached). The difference from the
+                    # full table is what re-reading the table for every head costs.
                     one_row = (cos[:1].clone(), sin[:1].clone())
                     calls[f"{name}_one_row"] = lambda f=function, t=one_row, lay=layout: (
                         f(q, *t, layout=lay),
