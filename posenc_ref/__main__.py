@@ -66,15 +66,11 @@ class _Refused(Exception):
 # --------------------------------------------------------------------------- the parser
 
 
+# Built once per program name (prog()): a run changes nothing in the parser (its values go to a
+# namespace of its own; --where's [] is only read), so each call of main() in a process need
+# not rebuild the four subcommands' parsers (about 2 ms of CPU).
 @functools.cache
 def _parser(program: str) -> argparse.ArgumentParser:
-    """The parser, built once per program name (``prog()``: how the user ran the command).
-
-    A run changes nothing in it (its values go to a namespace of its own; ``--where``'s empty
-    list default is only read), so one parser serves every call of :func:`main` in a process:
-    a tool or a test that calls ``main`` once per file does not rebuild the four subcommands'
-    parsers each time (about 2 ms of CPU a call).
-    """
     parser = argparse.ArgumentParser(
         prog=program,
         description="posenc_ref's command line: explain a model's positional encoding.",
