@@ -28,8 +28,12 @@ ULP = 2.0**-24
 OTHER = {"half": "interleaved", "interleaved": "half"}
 
 
-def angle_atol(max_position: int, base: float) -> float:
-    """HF's float32 angle error at a position (tests/test_models_hf.py's bound)."""
+def angle_atol(max_position: int | torch.Tensor, base: float) -> float | torch.Tensor:
+    """HF's float32 angle error at a position (tests/test_models_hf.py's bound).
+
+    ``max_position`` is an int, or a float64 tensor of positions (the same expression in the
+    same order, element by element: the bound of each, to the bit).
+    """
     return ULP * (max_position + 1) * (math.log(base) + 10) + 8 * ULP
 
 
@@ -200,7 +204,7 @@ def bound(module, q, k, positions) -> torch.Tensor:
     if scale is not None:
         a *= float(scale(largest).max())
     x = max(float(q.abs().max()), float(k.abs().max()))
-    per = torch.tensor([angle_atol(int(p), spec.base) for p in largest], dtype=torch.float64)
+    per = angle_atol(largest.to(torch.float64), spec.base)  # (seq,), float64
     return (per * 2 * a * x + 16 * ULP * a * x)[:, None]
 
 

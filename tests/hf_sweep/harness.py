@@ -72,9 +72,10 @@ class Recorder:
             Call(
                 type(module).__name__ if module is not None else "",
                 layer,
-                query.detach().to(torch.float64).clone(),
-                key.detach().to(torch.float64).clone(),
-                value.detach().to(torch.float64).clone(),
+                # one copy each (to() then clone() copied float32 states twice)
+                query.detach().to(torch.float64, copy=True),
+                key.detach().to(torch.float64, copy=True),
+                value.detach().to(torch.float64, copy=True),
                 None if scaling is None else float(scaling),
             )
         )
