@@ -21,6 +21,10 @@ SPLIT_BY_PARAMETER = (
 # tests' parameter is a query, not a page, and all of them read one load of the home page (a
 # module fixture in test_site.py): split, each worker that ran one would load and index it.
 KEEP_WHOLE = ("tests/site/test_site.py::test_search_ranks_the_explanation_first",)
+# Files that run in one unit with another, on one worker: inductor's first use in a process
+# (imports, the vector-instruction check, its precompiled header: ~12 CPU-s) is paid once, and
+# the quick benchmark's compiled graphs of the compile tests' shape come from the same cache.
+RUN_WITH = {"tests/test_benchmarks.py": "tests/test_rope_compile.py"}
 
 # The unit handed out first: its tests need the site, so where make test has not built it already,
 # the first worker builds it (the build is shared by every worker: tests/site/shared_build.py)
@@ -36,7 +40,6 @@ LONGEST_FIRST = (
     "tests/test_rope_compile.py",
     "tests/test_testing_frameworks.py",
     "tests/test_testing_patterns.py",
-    "tests/test_benchmarks.py",
     "tests/test_cli.py",
     "tests/test_testing_rope.py",
     "tests/test_rope.py",
@@ -59,8 +62,9 @@ LAST = ("tests/test_real_configs.py",)
 
 
 def work_unit(nodeid: str) -> str:
-    """The unit of work that a test belongs to (see :data:`SPLIT_BY_PARAMETER`)."""
+    """The unit of work that a test belongs to (:data:`SPLIT_BY_PARAMETER`, :data:`RUN_WITH`)."""
     path, _, name = nodeid.partition("::")
+    path = RUN_WITH.get(path, path)
     whole = nodeid.partition("[")[0] in KEEP_WHOLE
     if path in SPLIT_BY_PARAMETER and not whole and name.endswith("]") and "[" in name:
         return f"{path}[{name[name.index('[') + 1 : -1]}]"

@@ -7,6 +7,7 @@ from tests.scheduling import (
     KEEP_WHOLE,
     LAST,
     LONGEST_FIRST,
+    RUN_WITH,
     SITE_LONGEST_FIRST,
     SPLIT_BY_PARAMETER,
     unit_order,
@@ -28,6 +29,9 @@ def test_a_file_is_one_unit_unless_split_by_its_parameter():
     # the search tests share one load of the home page: kept with the file's other tests
     search = "tests/site/test_site.py::test_search_ranks_the_explanation_first[YaRN]"
     assert search.partition("[")[0] in KEEP_WHOLE and work_unit(search) == FIRST
+    # the quick benchmark runs on the compile tests' worker (inductor set up once)
+    bench = "tests/test_benchmarks.py::test_quick_run_writes_the_schema"
+    assert work_unit(bench) == work_unit("tests/test_rope_compile.py::test_compiled_module")
 
 
 def test_the_build_goes_first_the_longest_next_and_the_short_units_last():
@@ -59,7 +63,7 @@ def test_the_build_goes_first_the_longest_next_and_the_short_units_last():
 
 def test_every_file_named_exists():
     """A renamed test file would silently lose its place in the order."""
-    named = [FIRST, *SPLIT_BY_PARAMETER, *LONGEST_FIRST, *LAST]
+    named = [FIRST, *SPLIT_BY_PARAMETER, *LONGEST_FIRST, *LAST, *RUN_WITH, *RUN_WITH.values()]
     named += [unit.partition("[")[0] for unit in SITE_LONGEST_FIRST]
     missing = [name for name in named if not (ROOT / name).is_file()]
     assert missing == []
