@@ -18,18 +18,13 @@ import pytest
 import torch
 
 from posenc_ref.models import released_configs, rope_spec
+from tests.hf_sweep.compare import ULP, angle_atol  # the sweep's bound, the same expression
 
 pytestmark = pytest.mark.peers
-
-ULP = 2.0**-24
 
 
 def freq_rtol(base: float) -> float:
     return ULP * (math.log(base) + 8)
-
-
-def angle_atol(max_position: int, base: float) -> float:
-    return ULP * (max_position + 1) * (math.log(base) + 10) + 8 * ULP
 
 
 # model_type of the language model -> (modeling module, rotary class)
@@ -240,7 +235,7 @@ def rotation_gap(transformers, entry, layer_type, which, **kwargs):
     spec, q, k, mine, theirs, largest = rotate_both(
         transformers, entry, layer_type, which, **kwargs
     )
-    bound = torch.tensor([angle_atol(int(p), spec.base) for p in largest], dtype=torch.float64)
+    bound = angle_atol(largest.to(torch.float64), spec.base)  # (seq,), float64
     scale = 2 * spec.attention_factor * max(float(q.abs().max()), float(k.abs().max()))
     if spec.query_scale is not None:
         scale *= float(spec.query_scale(largest).max())
