@@ -1,4 +1,4 @@
-"""Shared test configuration: hypothesis profiles, and how the suite is split across cores.
+"""Shared test configuration: hypothesis profiles, the split across cores, how a worker ends.
 
 ``dev`` (the default) keeps the local run quick; ``ci`` (chosen when ``CI`` is set, or with
 ``HYPOTHESIS_PROFILE=ci``) tries many more examples. Deadlines are off: the first call of a
