@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..query_scale import QueryScale
-from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
+from ..rope_scaling import ScaledValues, Scaling, yarn_mscale
 from ._config import layer_count, real, shown
 from ._rope_dict import ChosenRope
 from .family import Family
@@ -35,7 +35,7 @@ class Around:
     softmax_scale_factor: float
     normalized_after: bool
     clockwise: bool
-    frequencies: ScaledFrequencies  # the type's, with attention factor 1 under a norm after
+    frequencies: ScaledValues  # the type's, with attention factor 1 under a norm after
     scaling: Scaling | None  # the type's method, likewise
 
 
@@ -66,12 +66,12 @@ def around_of(chosen: ChosenRope, family: Family, read: TypeResult, rotary_dim: 
 
 def without_attention_factor(
     read: TypeResult, rotary_dim: int, base: float
-) -> tuple[ScaledFrequencies, Scaling | None]:
+) -> tuple[ScaledValues, Scaling | None]:
     """The same frequencies with attention factor 1 (what a following L2 norm leaves of it)."""
     if read.scaling is None:
-        return ScaledFrequencies(read.freqs.inv_freq, 1.0), None
+        return ScaledValues(read.freqs.inv_freq, 1.0), None
     scaling = read.scaling.replace(attention_factor=1.0)  # yarn and longrope: the final value
-    return scaling.frequencies(rotary_dim, base), scaling
+    return scaling.values(rotary_dim, base), scaling
 
 
 def layers_of(

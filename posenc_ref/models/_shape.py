@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
+from ..values import MROPE_ASSIGNMENTS, mrope_assignment, mrope_counts
 from ._config import MAX_WIDTH, length, power_of_two, real, same, shown
 from ._rope_dict import ChosenRope
 from .family import Family
@@ -318,5 +318,6 @@ def mrope_of(
             f"mrope_interleaved={flag!r} contradicts {model_type}'s code, which assigns "
             f"sections {mrope.assignment!r}"
         )
-    mrope_pair_rows(section, assignment=mrope.assignment)  # the one check the rule can give them
+    entry = MROPE_ASSIGNMENTS[mrope_assignment(False, mrope.assignment)]
+    entry.pair_rows(mrope_counts(section, entry.rows))  # the one check the rule can give them
     return section, mrope.assignment

@@ -12,11 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from .._checks import check_bool, check_positive_float
-from ..absolute import inv_freq as _inv_freq
-from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
+from ..rope_scaling import ScaledValues, Scaling, yarn_mscale
+from ..values import inv_freq_values
 
 __all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult", "read_type"]
 
@@ -42,7 +40,7 @@ class TypeArgs:
 class TypeResult:
     """What a type's reader returns."""
 
-    freqs: ScaledFrequencies  # inside the original context
+    freqs: ScaledValues  # inside the original context, as floats
     scaling: Scaling | None  # the rope_scaling method; None: frequencies computed here
     factor: float | None  # the extension ratio s, None for types without one
     original_len: int | None  # the pre-training context the type works with
@@ -117,19 +115,15 @@ def _ratio_factor(args: TypeArgs, name: str) -> float:
 
 def _result(scaling: dict[str, Any], args: TypeArgs, factor, original) -> TypeResult:
     method = Scaling.from_mapping(scaling)
-    return TypeResult(method.frequencies(args.rotary_dim, args.base), method, factor, original)
+    return TypeResult(method.values(args.rotary_dim, args.base), method, factor, original)
 
 
 # --------------------------------------------------------------------------- one reader per type
 
 
 def _default(args: TypeArgs) -> TypeResult:
-    width = args.freq_dim or args.rotary_dim
-    if width % 2:  # HF: base^(-2i / width) for the ceil(width / 2) pairs of an odd width
-        exponents = torch.arange(0, width, 2, dtype=torch.float64) / width
-        freqs = ScaledFrequencies(args.base**-exponents, 1.0)
-    else:
-        freqs = ScaledFrequencies(_inv_freq(args.rotary_dim, args.base), 1.0)
+    # HF: base^(-2i / width) for the ceil(width / 2) pairs of an odd width
+    freqs = ScaledValues(inv_freq_values(args.freq_dim or args.rotary_dim, args.base), 1.0)
     return TypeResult(freqs, None, None, args.original or args.max_len)
 
 
@@ -244,9 +238,9 @@ def _proportional(args: TypeArgs) -> TypeResult:
     # width, the others have frequency 0 (they pass through); the table covers the whole head.
     factor = _factor_at_least_1(check_positive_float("factor", args.rope.get("factor", 1.0)))
     rotating = int(args.partial * args.head_dim // 2)  # pairs that rotate, as HF counts them
-    omega = torch.zeros(args.head_dim // 2, dtype=torch.float64)
-    omega[:rotating] = _inv_freq(args.head_dim, args.base)[:rotating]
-    freqs = ScaledFrequencies(omega / factor, 1.0)
+    omega = inv_freq_values(args.head_dim, args.base)[:rotating]
+    omega += [0.0] * (args.head_dim // 2 - rotating)
+    freqs = ScaledValues([w / factor for w in omega], 1.0)
     return TypeResult(freqs, None, factor, args.original)
 
 
