@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._checks import check_bool, check_positive_float
-from ..rope_scaling import ScaledValues, Scaling, yarn_mscale
+from ..rope_scaling import METHODS, ScaledValues, Scaling, yarn_mscale
 from ..values import inv_freq_values
 
 __all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult", "read_type"]
@@ -242,6 +242,24 @@ def _proportional(args: TypeArgs) -> TypeResult:
     omega += [0.0] * (args.head_dim // 2 - rotating)
     freqs = ScaledValues([w / factor for w in omega], 1.0)
     return TypeResult(freqs, None, factor, args.original)
+
+
+def method_type(method: str) -> RopeType:
+    """The entry of a type whose keys are a :mod:`posenc_ref.rope_scaling` method's own keys.
+
+    A new method is read from ``rope_scaling`` with ``ROPE_TYPES[name] = method_type(name)``:
+    the RoPE dict's keys go to the method as they are (its row in
+    :data:`~posenc_ref.rope_scaling.METHODS` says which; the method checks their values), and
+    ``factor`` and ``original_max_len``, when it has them, are the spec's.
+    """
+    keys = METHODS[method].keys
+
+    def read(args: TypeArgs) -> TypeResult:
+        params = {key: args.rope[key] for key in keys if _given(args.rope, key)}
+        scaling = {"method": method, **params}
+        return _result(scaling, args, params.get("factor"), params.get("original_max_len"))
+
+    return RopeType(frozenset(keys), method, read)
 
 
 ROPE_TYPES: dict[str, RopeType] = {
