@@ -181,3 +181,14 @@ def test_the_package_root_names_resolve_where_the_static_imports_say():
         assert getattr(posenc_ref, name) is getattr(
             __import__(f"posenc_ref.{module}", fromlist=[name]), name
         )
+
+
+def test_transformers_model_types_are_read_without_importing_it():
+    """The refusal of an unknown model_type names transformers' types: read from its files."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    from posenc_ref.models.families import _transformers_types_from_files, installed_transformers
+
+    assert _transformers_types_from_files() == set(CONFIG_MAPPING_NAMES)
+    assert installed_transformers() == (transformers.__version__, set(CONFIG_MAPPING_NAMES))

@@ -80,3 +80,22 @@ def test_rope_scaling_re_exports_every_method():
         assert method.function.__name__ == name
         assert getattr(rope_scaling, name) is method.function and name in rope_scaling.__all__
         assert callable(method.function.values)  # the formula on floats, for the reader
+
+
+def test_zero_as_not_set_is_the_type_entrys_rule(monkeypatch):
+    """YaRN's entry says 0 means "not set"; the steps ask it: without the rule, 0 is refused."""
+    import dataclasses
+
+    config = {"model_type": "deepseek_v3", "head_dim": 64, "qk_rope_head_dim": 64,
+              "max_position_embeddings": 16384,
+              "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 0,
+                               "original_max_position_embeddings": 4096, "mscale": 0,
+                               "mscale_all_dim": 0}}  # fmt: skip
+    plain = {**config, "rope_scaling": {k: v for k, v in config["rope_scaling"].items() if v}}
+    zero, absent = rope_spec(config), rope_spec(plain)
+    assert zero.scaling == absent.scaling and zero.scaling["beta_fast"] == 32.0
+    assert zero.softmax_scale_factor == absent.softmax_scale_factor == 1.0
+    yarn = dataclasses.replace(ROPE_TYPES["yarn"], unset_when_zero=frozenset())
+    monkeypatch.setitem(ROPE_TYPES, "yarn", yarn)
+    with pytest.raises(ValueError, match="(beta_fast|mscale) must be > 0"):
+        rope_spec(config)

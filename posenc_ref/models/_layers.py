@@ -13,10 +13,10 @@ from typing import Any
 
 from ..query_scale import QueryScale
 from ..rope_scaling import ScaledValues, Scaling, yarn_mscale
-from ._config import layer_count, real, shown
+from ._config import is_set, layer_count, real, shown
 from ._rope_dict import ChosenRope
 from .family import Family
-from .rope_types import TypeResult
+from .rope_types import ROPE_TYPES, TypeResult
 from .traits import Clockwise, Mla, NormAfter, QueryScaling, RopeLayers
 
 # Keys that say which layers a config has (without one, a family with layers without RoPE
@@ -50,10 +50,11 @@ def around_of(chosen: ChosenRope, family: Family, read: TypeResult, rotary_dim: 
         # commutes with the rotation and cancels any factor on cos and sin.
         freqs, scaling_method = without_attention_factor(read, rotary_dim, chosen.base)
     softmax_scale = 1.0
-    if family.trait(Mla) and rope["rope_type"] != "default" and rope.get("mscale_all_dim"):
+    kind = ROPE_TYPES[rope["rope_type"]]  # the type's entry: which key implies a softmax scale
+    key = kind.softmax_key
+    if family.trait(Mla) and key is not None and is_set(rope, key, kind.unset_when_zero):
         # The MLA families multiply their softmax scale by g(s, mscale_all_dim)^2 (outside RoPE).
-        mscale_all_dim = real("mscale_all_dim", rope["mscale_all_dim"])
-        softmax_scale = yarn_mscale(read.factor, mscale_all_dim) ** 2
+        softmax_scale = yarn_mscale(read.factor, real(key, rope[key])) ** 2
     layers, nope_layers = layers_of(config, family, chosen.layer_type, chosen.null_types)
     scaling = family.trait(QueryScaling)
     query_scale = scaling.rotating(config, rope) if scaling and scaling.rotating else None

@@ -15,6 +15,7 @@ from typing import Any
 from .._checks import check_bool, check_positive_float
 from ..rope_scaling import METHODS, ScaledValues, Scaling, yarn_mscale
 from ..values import inv_freq_values
+from ._config import is_set
 
 __all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult", "read_type"]
 
@@ -48,7 +49,7 @@ class TypeResult:
 
 @dataclass(frozen=True)
 class RopeType:
-    """One HF ``rope_type``: the keys it reads and how it maps to a transform.
+    r"""One HF ``rope_type``: the keys it reads and how it maps to a transform.
 
     Attributes
     ----------
@@ -63,12 +64,23 @@ class RopeType:
     full_width : bool
         The table covers the whole head whatever the partial factor (``proportional``: the
         pairs past the partial width get frequency 0).
+    unset_when_zero : frozenset of str
+        Keys for which 0 means "not set" (transformers reads them with ``or`` or truthiness:
+        YaRN's ``beta_fast``, ``beta_slow``, ``mscale``, ``mscale_all_dim``; Devstral 2 releases
+        ``mscale_all_dim`` 0.0). Every step of the reader applies it through one function,
+        :func:`posenc_ref.models._config.is_set`.
+    softmax_key : str or None
+        The key whose value :math:`\mu` makes an MLA family multiply its softmax scale by
+        :math:`g(s, \mu)^2` (:func:`~posenc_ref.rope_scaling.yarn_mscale`, outside RoPE):
+        YaRN's ``mscale_all_dim``; ``None`` for the types that imply no such scale.
     """
 
     keys: frozenset[str]
     transform: str | None
     read: Callable[[TypeArgs], TypeResult]
     full_width: bool = False
+    unset_when_zero: frozenset[str] = frozenset()
+    softmax_key: str | None = None
 
 
 # --------------------------------------------------------------------------- small readers
@@ -180,18 +192,23 @@ def _yarn(args: TypeArgs) -> TypeResult:
                 f"original_max_position_embeddings = {args.max_len} / {original} = {implied!r}"
             )
     attention = rope.get("attention_factor")
-    mscale, mscale_all = rope.get("mscale"), rope.get("mscale_all_dim")
-    if attention is None and mscale and mscale_all:
-        attention = yarn_mscale(factor, check_positive_float("mscale", mscale)) / yarn_mscale(
-            factor, check_positive_float("mscale_all_dim", mscale_all)
-        )
+    unset = ROPE_TYPES["yarn"].unset_when_zero  # its entry says which keys are not set when 0
+    if (
+        attention is None
+        and is_set(rope, "mscale", unset)
+        and is_set(rope, "mscale_all_dim", unset)
+    ):
+        attention = yarn_mscale(
+            factor, check_positive_float("mscale", rope["mscale"])
+        ) / yarn_mscale(factor, check_positive_float("mscale_all_dim", rope["mscale_all_dim"]))
+    betas = {key: rope[key] if is_set(rope, key, unset) else paper  # the paper's, when not set
+             for key, paper in (("beta_fast", 32.0), ("beta_slow", 1.0))}  # fmt: skip
     scaling: dict[str, Any] = {
         "method": "yarn",
         "factor": factor,
         "original_max_len": original,
-        # HF: a missing or zero beta means the paper's value
-        "beta_fast": check_positive_float("beta_fast", rope.get("beta_fast") or 32.0),
-        "beta_slow": check_positive_float("beta_slow", rope.get("beta_slow") or 1.0),
+        "beta_fast": check_positive_float("beta_fast", betas["beta_fast"]),
+        "beta_slow": check_positive_float("beta_slow", betas["beta_slow"]),
         "truncate": check_bool("truncate", rope.get("truncate", True)),
     }
     if attention is not None:
@@ -282,6 +299,8 @@ ROPE_TYPES: dict[str, RopeType] = {
         ),  # fmt: skip
         "yarn",
         _yarn,
+        unset_when_zero=frozenset({"mscale", "mscale_all_dim", "beta_fast", "beta_slow"}),
+        softmax_key="mscale_all_dim",
     ),
     "longrope": RopeType(
         frozenset(
