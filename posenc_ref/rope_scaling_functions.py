@@ -88,6 +88,8 @@ def tensor_method(formula: Callable[..., ScaledValues]) -> Callable[..., ScaledF
     ``formula`` (the decorated function) computes the frequencies as Python floats; the method
     returns them as :class:`ScaledFrequencies`, and keeps ``formula`` as ``method.values`` for
     callers that need no tensor. torch is imported here, on the first call, not with the module.
+    The decorated function is annotated with what its callers get (a ScaledFrequencies); its
+    body returns the floats.
     """
 
     @functools.wraps(formula)
