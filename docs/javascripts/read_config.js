@@ -9,8 +9,8 @@
 // What is shown comes from the command line's own output: `inspect --json` (rendered, linked to
 // the pages that explain each part, drawn with the explorer's wavelength panel, and offered for
 // download byte for byte) and `inspect`'s text (shown as printed). A refusal is the command
-// line's message, word for word. The last reading is kept on the element (element.posencReading)
-// and its state in data-rc-state, for the browser test (tests/site/test_read_config.py).
+// line's message, word for word. The last reading is kept on the element (element.posencReading),
+// its state in data-rc-state, for the browser test (tests/site/test_read_config.py).
 (function () {
   "use strict";
 
@@ -162,7 +162,7 @@
         worker: new URL(d.worker, base).href,
       };
       this.pyodideMb = d.pyodideMb;
-      this.reads = 0;
+      this.outcomes = 0;
       this.last = null; // {name, file?: File, bytes?: Uint8Array}: what a changed option re-reads
       this.build();
       root.posencReader = this;
@@ -238,8 +238,14 @@
       return this.layout.value ? ["--layout", this.layout.value] : [];
     }
 
+    // The state (idle, loading, reading, done, refused, error) and, for the browser test, how
+    // many reads have ended (an answer or an error): it waits for that count to grow.
     setState(state) {
       this.root.dataset.rcState = state;
+      if (state === "done" || state === "refused" || state === "error") {
+        this.outcomes += 1;
+        this.root.dataset.rcOutcomes = String(this.outcomes);
+      }
     }
 
     say(text, busy = false) {
@@ -247,7 +253,11 @@
       this.progress.hidden = !busy;
     }
 
+    // A message of the page's own (a folder without config.json, Python that stopped): the
+    // last reading goes, so that nothing on screen answers another file.
     fail(text) {
+      this.say("");
+      this.result.hidden = true;
       this.error.hidden = false;
       this.error.textContent = text;
       this.setState("error");
@@ -298,6 +308,7 @@
     async read(given) {
       this.last = given;
       this.error.hidden = true;
+      this.setState("reading");
       const started = performance.now();
       let timer = null;
       try {
@@ -330,8 +341,6 @@
       } catch (error) {
         clearInterval(timer);
         const gone = !shared || shared.dead;
-        this.say("");
-        this.result.hidden = true;
         this.fail(
           gone
             ? `Python stopped while reading ${given.name} (${error.message}); the next file starts it afresh.`
@@ -343,8 +352,6 @@
     // ------------------------------------------------------------- showing a reading
 
     show(result, ms, info) {
-      this.reads += 1;
-      this.root.dataset.rcReads = String(this.reads);
       const run = result.json;
       const box = this.result;
       box.textContent = "";
@@ -535,9 +542,12 @@
       const label = scaled ? `${method || "this model's"} frequencies` : "\u03bb\u1d62 = 2\u03c0 base^(2i/d)";
       const { lam } = EX.drawWavelengths({ title, svg, legend }, { invFreq, omega, scaled, label, lines, marker: null });
       const turning = pairs.filter((p) => p.turns !== null && p.turns >= 1).length;
-      const last = lam.length - 1;
+      // A pair of frequency 0 never turns (Gemma 4's proportional RoPE): no point on a log axis.
+      const still = invFreq.filter((w) => !(w > 0)).length;
+      const last = invFreq.findLastIndex((w) => w > 0);
       readout.textContent =
         `${pairs.length} pairs: \u03bb\u2080 = ${C.fmt(lam[0])}` + (last > 0 ? `, \u03bb${subscript(last)} = ${C.fmt(lam[last])}` : "") + " positions per turn" +
+        (still ? `; ${still} pairs have frequency 0 and do not turn (not drawn)` : "") +
         (L0 ? `; ${turning} of ${pairs.length} turn at least once within ${L0} positions.` : ".");
     }
 
