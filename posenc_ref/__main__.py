@@ -40,15 +40,33 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .cli import _commands as cli
 from .cli._words import HelpFormatter, cli_words, examples, prog
-from .encodings._describe import describe_encoding
-from .encodings._describe import describe_rope as describe
-from .encodings._describe import wrap as _wrap
+
+if TYPE_CHECKING:  # at run time, __getattr__ below
+    from .encodings._describe import describe_encoding
+    from .encodings._describe import describe_rope as describe
 
 __all__ = ["main", "describe", "describe_encoding"]
+
+
+def __getattr__(name: str) -> object:
+    # The words of inspect, loaded on first use (PEP 562): --version and --help read no config.
+    if name in ("describe", "describe_encoding"):
+        from .encodings import _describe
+
+        return _describe.describe_rope if name == "describe" else _describe.describe_encoding
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _wrap(text: str, indent: int = 12) -> str:
+    from .encodings._describe import wrap
+
+    return wrap(text, indent=indent)
+
 
 EXIT_DISAGREES = 1  # verify: the outputs disagree with the vectors
 EXIT_USAGE = 2
@@ -161,6 +179,8 @@ def _inspect(args: argparse.Namespace) -> int:
             _plot(encoding, *plot)
         return 0
     # the package's notes name Python keywords (layout='half'); here they name the flags
+    from .encodings._describe import describe_encoding
+
     print(cli_words(describe_encoding(encoding, all_pairs=args.all_pairs)))
     if tower is not None:  # a vision-language config's tower: its axial RoPE too
         print("\n" + tower.describe())

@@ -22,14 +22,16 @@ from ._checks import (
     check_base,
     check_bool,
     check_dim,
-    check_float_dtype,
-    check_head_dim,
     check_int,
-    check_inv_freq,
     check_layout,
-    check_positions,
     check_positive_float,
     check_rotary_dim,
+)
+from ._tensor_checks import (
+    check_float_dtype,
+    check_head_dim,
+    check_inv_freq,
+    check_positions,
     check_table_dtype,
     check_tensor,
     tracing,
@@ -576,7 +578,9 @@ class RotaryEmbedding(nn.Module):
         >>> rope.rotary_dim, rope.layout
         (64, 'interleaved')
         """
-        from .models import rope_spec  # the config reader, only when a config is read
+        # The one import from the maths up (tests/test_layers.py allows it, and only it): the
+        # README's one line from a config to a module. The reader, only when a config is read.
+        from .models import rope_spec
 
         spec = rope_spec(config, layer_type=layer_type, layout=layout, lerope_alpha=lerope_alpha)
         return cls.from_spec(spec, max_len=max_len, device=device)
