@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
 from pathlib import Path
 
 import posenc_ref.__main__ as cli
@@ -97,13 +98,37 @@ def _run(argv: list[str]) -> dict:
     return {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
+@contextlib.contextmanager
+def without_transformers():
+    """Hide transformers (it can be neither imported nor found), as in the browser.
+
+    The reader needs none of it; only its refusal of a ``model_type`` it has no row for names the
+    installed transformers and whether that defines the type. The page's Python has no
+    transformers, so its words are those of a command line installed with posenc_ref's own
+    dependencies, and that is the command line it is compared with.
+    """
+    saved = sys.modules.get("transformers", _ABSENT)
+    sys.modules["transformers"] = None  # import raises ImportError, find_spec returns None
+    try:
+        yield
+    finally:
+        if saved is _ABSENT:
+            del sys.modules["transformers"]
+        else:
+            sys.modules["transformers"] = saved
+
+
+_ABSENT = object()
+
+
 def cpython_answer(path: Path, flags: tuple[str, ...] = ()) -> dict:
     """What ``posenc-ref inspect [--json] NAME`` gives in ``path``'s folder, as the page runs it.
 
     The same runs as the page's worker (read_config_worker.js): ``--json`` first, the text only
-    where that succeeded, the file named by its base name in the current folder.
+    where that succeeded, the file named by its base name in the current folder, and no
+    transformers (:func:`without_transformers`).
     """
-    with contextlib.chdir(path.parent):
+    with contextlib.chdir(path.parent), without_transformers():
         answer = {"json": _run(["inspect", "--json", *flags, path.name])}
         if answer["json"]["status"] == 0:
             answer["text"] = _run(["inspect", *flags, path.name])

@@ -114,3 +114,36 @@ def test_every_released_config_reads_as_cpython_reads_it(answers):
     for path in files:
         problems += cases.differences(path.name, answers[path.name], cases.cpython_answer(path))
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:20])
+
+
+# --- the reader's files in the site (hooks/read_config.py) -----------------------------------
+
+
+def test_the_zip_is_reproducible_and_holds_the_package_data():
+    """The same bytes each build; the JSON the reader opens with importlib.resources; no kit."""
+    import io
+    import re
+    import zipfile
+
+    hook = _hook()
+    first = hook.reader_zip(ROOT / "posenc_ref")
+    assert first == hook.reader_zip(ROOT / "posenc_ref")
+    names = set(zipfile.ZipFile(io.BytesIO(first)).namelist())
+    opened = set()  # every resources.files(...).joinpath("x.json") in the package's source
+    for path in (ROOT / "posenc_ref").rglob("*.py"):
+        for name in re.findall(r'joinpath\("([^"]+\.json)"\)', path.read_text(encoding="utf-8")):
+            opened |= {n for n in names if n.endswith("/" + name)} or {f"(missing) {name}"}
+    assert opened and all(not n.startswith("(missing)") for n in opened), opened
+    assert "posenc_ref/__main__.py" in names
+    assert not any(n.startswith(("posenc_ref/plots/", "posenc_ref/testing/")) for n in names)
+
+
+def test_the_build_stops_without_pyodide(tmp_path):
+    """A site without the vendored interpreter is not built: the error names the script."""
+    from mkdocs.exceptions import PluginError
+
+    class Config:
+        docs_dir = str(tmp_path)
+
+    with pytest.raises(PluginError, match=r"run scripts/vendor_pyodide\.sh"):
+        _hook().on_config(Config())

@@ -459,7 +459,7 @@
         link(widths, "partial rotary", EXPLAINED.partial);
         widths.append(`, the first ${spec.rotary_dim} of ${spec.head_dim} coordinates rotate`);
       } else {
-        widths.append("every coordinate rotates");
+        widths.append(spec.nope_dim ? "every coordinate of the rope part rotates" : "every coordinate rotates");
       }
       const base = facts.row("base");
       base.append(`${show(spec.base)} (`);

@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from pageview import wait_for_math
 
 from tests import read_config_cases as cases
 
@@ -95,8 +96,9 @@ def reader(quiet_tab, site, screenshots):
     """The page, loaded once for the module in the shared tab (its search does not index)."""
     with quiet_tab.use() as tab:
         driver = Reader(tab, site, screenshots)
-        tab.page.goto(site.url, wait_until="networkidle")  # another page first: it loads no Python
-        tab.page.goto(site.page_url(PAGE), wait_until="networkidle")
+        for url in (site.url, site.page_url(PAGE)):  # another page first: it loads no Python
+            tab.page.goto(url, wait_until="networkidle")
+            wait_for_math(tab.page)  # its fonts loaded: leaving would abort them (an error)
         yield driver
 
 
