@@ -16,7 +16,7 @@ built site for that, and this hook sees to both:
 
 ``plots/`` and ``testing/`` are left out: they draw figures and check implementations with
 matplotlib and torch, which Pyodide does not have, and the reader never imports them (the Node
-test, tests/test_read_config_pyodide.py, would fail with ModuleNotFoundError if it did).
+test, tests/site/test_read_config_pyodide.py, would fail with ModuleNotFoundError if it did).
 """
 
 from __future__ import annotations

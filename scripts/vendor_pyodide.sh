@@ -7,7 +7,7 @@
 # needs (the reader is standard library only). The tarball is checked against the registry's
 # published sha512 integrity, so a tampered or different package fails the build instead of
 # shipping. Idempotent: re-running replaces the folder. Needs node/npm (about 1 s, a 6.5 MB
-# download, 13 MB unpacked). The Node test (tests/test_read_config_pyodide.py) loads the same copy.
+# download, 13 MB unpacked). The Node test (tests/site/test_read_config_pyodide.py) loads the same copy.
 set -euo pipefail
 
 VERSION="314.0.7"

@@ -1,5 +1,5 @@
 // posenc_ref's reader under Pyodide: the worker of the "Read your config" page, and the same code
-// for Node (tests/test_read_config_pyodide.py runs the whole corpus through it).
+// for Node (tests/site/test_read_config_pyodide.py runs the whole corpus through it).
 //
 // The page (read_config.js) starts this file as a Web Worker, so that loading Python and reading
 // a large file never freeze the page, and so that a reader that fails beyond repair (Pyodide's

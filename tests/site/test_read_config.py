@@ -4,14 +4,15 @@ The page (docs/read_config.md) runs ``posenc-ref inspect`` in the browser, throu
 a tab opens it and chooses files with its own buttons (the browser's file chooser), drops one,
 pastes one, and reads what the page then shows: the ``--json`` output it offers for download,
 the text under it, a refusal's message. Each must equal what the command line says under
-CPython (``tests/read_config_cases.py``), for a config of every family in the corpus
+CPython (``tests/site/read_config_cases.py``), for a config of every family in the corpus
 (``../shared/real_configs``, skipped where absent), a config it refuses, and bad files (not
 JSON, a list, 50 MB, past the size limit, 100,000 deep), after each of which the page must read
 a config again. Python starts once, in one tab, for the whole module; nothing of it loads
 before the first file, nor on another page, and nothing leaves the host.
 
-Screenshots (test-artifacts/screenshots/read_config_*.png): loading, a reading, a refusal and an
-error, at 1280 and 390 px, light and dark (Material's slate scheme, applied to the page).
+Screenshots of the reader (test-artifacts/screenshots/read_config_*.jpg): loading, a reading, a
+refusal and an error, at 1280 and 390 px, light and dark (Material's slate scheme, applied to the
+page); test_site.py captures the page's first screen at both widths.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from pageview import wait_for_math
-
-from tests import read_config_cases as cases
+import read_config_cases as cases
+from pageview import CARET, SHOT_QUALITY, wait_for_math
 
 pytestmark = pytest.mark.browser
 
@@ -88,7 +88,9 @@ class Reader:
         return self._after(outcomes)
 
     def capture(self, name: str) -> None:
-        self.page.screenshot(path=str(self.screenshots / f"read_config_{name}.png"), full_page=True)
+        """The reader and what it shows (not the page's prose), as pageview.py saves pictures."""
+        path = self.screenshots / f"read_config_{name}.jpg"
+        self.root.screenshot(path=str(path), type="jpeg", quality=SHOT_QUALITY, caret=CARET)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ its tests compare what it says with what the command line says under CPython, on
 (``../shared/real_configs``) and on these: a config to read and one to refuse that need no corpus,
 and the shapes of trouble a person can bring (text that is not JSON, a JSON list, a 50 MB file, a
 file past the command line's size limit, and JSON nested 100,000 levels deep). Used by
-tests/test_read_config_pyodide.py (Node) and tests/site/test_read_config.py (Chromium).
+tests/site/test_read_config_pyodide.py (Node) and tests/site/test_read_config.py (Chromium).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import posenc_ref.__main__ as cli
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "real_configs"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "real_configs"
 CORPUS_ABSENT = f"the released configs are not beside the checkout ({CORPUS} is absent)"
 
 LLAMA = {

@@ -1,18 +1,18 @@
 // Read config files with posenc_ref under Pyodide in Node, through the "Read your config" page's
 // own worker code (docs/javascripts/read_config_worker.js): one Python for every file.
 //
-//   node tests/pyodide_reader.js PYODIDE_DIR READER_ZIP CASES_JSON OUT_JSON
+//   node tests/site/pyodide_reader.js PYODIDE_DIR READER_ZIP CASES_JSON OUT_JSON
 //
 // CASES_JSON: [{"path": ..., "flags": [...]}]; each file is read under its own base name, as the
 // page reads a chosen file. OUT_JSON gets {"started": {posenc, python, seconds}, "results":
 // [{path, name, json: {status, stdout, stderr}, text?: {...}} | {path, failed}]}.
-// Used by tests/test_read_config_pyodide.py.
+// Used by tests/site/test_read_config_pyodide.py.
 "use strict";
 
 const fs = require("node:fs");
 const path = require("node:path");
 const { pathToFileURL } = require("node:url");
-const core = require("../docs/javascripts/read_config_worker.js");
+const core = require("../../docs/javascripts/read_config_worker.js");
 
 async function main() {
   const [pyodideDir, readerZip, casesJson, outJson] = process.argv.slice(2);

@@ -3,9 +3,9 @@
 The page (docs/read_config.md) runs ``posenc-ref inspect`` in the browser: the package's files,
 zipped as the site build zips them (``hooks/read_config.py``), in Pyodide, driven by the page's
 own worker code (``docs/javascripts/read_config_worker.js``, here through
-``tests/pyodide_reader.js``). One Node process starts Python once and reads every released
+``tests/site/pyodide_reader.js``). One Node process starts Python once and reads every released
 config of the corpus (``../shared/real_configs``) and the bad files of
-``tests/read_config_cases.py``; each answer, the ``--json`` output, the text and a refusal's
+``tests/site/read_config_cases.py``; each answer, the ``--json`` output, the text and a refusal's
 message, must equal CPython's character for character, as must the exit status.
 
 Needs ``node`` and the vendored Pyodide (``scripts/vendor_pyodide.sh``, run by make's setup).
@@ -23,12 +23,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import read_config_cases as cases
 
-from tests import read_config_cases as cases
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYODIDE = ROOT / "docs" / "vendor" / "pyodide"
-DRIVER = ROOT / "tests" / "pyodide_reader.js"
+DRIVER = ROOT / "tests" / "site" / "pyodide_reader.js"
 
 
 def _missing(message: str) -> None:
@@ -48,7 +47,7 @@ def _hook():
 
 @pytest.fixture(scope="module")
 def case_files(tmp_path_factory) -> dict[str, Path]:
-    """The cases of tests/read_config_cases.py, written once: name -> path."""
+    """The cases of read_config_cases.py, written once: name -> path."""
     return cases.write_cases(tmp_path_factory.mktemp("read_config_cases"))
 
 
