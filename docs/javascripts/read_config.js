@@ -287,14 +287,19 @@
       const entries = items.map((item) => (item.webkitGetAsEntry ? item.webkitGetAsEntry() : null));
       if (entries.length === 1 && entries[0] && entries[0].isDirectory) {
         const folder = entries[0];
-        folder.createReader().readEntries(
-          (children) => {
-            const config = children.find((c) => c.isFile && c.name === "config.json");
-            if (config) config.file((file) => this.readFile(file, "config.json"), (e) => this.fail(`${folder.name}/config.json could not be opened (${e.message}).`));
-            else this.fail(`${folder.name} holds no config.json at its top level: drop the model's folder, or its config.json.`);
-          },
-          (e) => this.fail(`${folder.name} could not be listed (${e.message}).`),
-        );
+        const listing = folder.createReader();
+        // readEntries answers in batches (100 in Chromium): a folder of many shards takes several.
+        const next = () =>
+          listing.readEntries(
+            (children) => {
+              const config = children.find((c) => c.isFile && c.name === "config.json");
+              if (config) config.file((file) => this.readFile(file, "config.json"), (e) => this.fail(`${folder.name}/config.json could not be opened (${e.message}).`));
+              else if (children.length) next();
+              else this.fail(`${folder.name} holds no config.json at its top level: drop the model's folder, or its config.json.`);
+            },
+            (e) => this.fail(`${folder.name} could not be listed (${e.message}).`),
+          );
+        next();
         return;
       }
       const files = Array.from(transfer.files || []);

@@ -2,10 +2,11 @@
 
 The "Read your config" page (docs/read_config.md) runs ``posenc-ref inspect`` under Pyodide;
 its tests compare what it says with what the command line says under CPython, on the corpus
-(``../shared/real_configs``) and on these: a config to read and one to refuse that need no corpus,
-and the shapes of trouble a person can bring (text that is not JSON, a JSON list, a 50 MB file, a
-file past the command line's size limit, and JSON nested 100,000 levels deep). Used by
-tests/site/test_read_config_pyodide.py (Node) and tests/site/test_read_config.py (Chromium).
+(``../shared/real_configs``) and on these, which need no corpus: a config to read, a vision
+tower's config alone, one to refuse, and the shapes of trouble a person can bring (text that is
+not JSON, a JSON list, a 50 MB file, a file past the command line's size limit, JSON nested
+100,000 levels deep). Used by tests/site/test_read_config_pyodide.py (Node) and
+tests/site/test_read_config.py (Chromium).
 """
 
 from __future__ import annotations
@@ -39,7 +40,15 @@ LLAMA = {
 # Refused by the RoPE reader itself, in words that do not depend on what else is installed.
 REFUSED = {**LLAMA, "rope_scaling": None, "rope_theta": -5}
 
-GOOD = {"llama.json": LLAMA}
+# A vision tower's config alone: the command line reads its axial RoPE (kind "axial").
+VISION = {
+    "model_type": "qwen2_vl_vision",
+    "embed_dim": 1280,
+    "num_heads": 16,
+    "spatial_merge_size": 2,
+}
+
+GOOD = {"llama.json": LLAMA, "vision_tower.json": VISION}
 REFUSED_FILES = {"refused.json": REFUSED}
 NOT_JSON = "not_json.json"
 A_LIST = "a_list.json"

@@ -205,14 +205,16 @@ def test_the_download_is_the_json_output(reader, case_files):
     assert saved == cases.cpython_answer(case_files["llama.json"])["json"]["stdout"]
 
 
-def test_a_refused_config_shows_the_refusal(reader, case_files):
-    """The RoPE reader's refusal, in the command line's words, and no reading beside it."""
-    shown = reader.choose(case_files["refused.json"])
-    ours = cases.cpython_answer(case_files["refused.json"])
-    assert ours["json"]["status"] == 2
+@pytest.mark.parametrize("name", [*cases.GOOD, *cases.REFUSED_FILES])
+def test_a_config_is_read_or_refused_as_the_command_line_does(reader, case_files, name):
+    """A config, a vision tower's alone, and one the RoPE reader refuses: the CLI's answer."""
+    shown = reader.choose(case_files[name])
+    ours = cases.cpython_answer(case_files[name])
+    assert ours["json"]["status"] == (2 if name in cases.REFUSED_FILES else 0)
     assert problems_with(shown, ours, reader.site) == []
-    assert shown["json"] is None and shown["text"] is None
-    assert "rope_theta must be > 0" in shown["message"]
+    if name in cases.REFUSED_FILES:  # the refusal alone: no reading beside it
+        assert shown["json"] is None and shown["text"] is None
+        assert "rope_theta must be > 0" in shown["message"]
 
 
 @pytest.mark.parametrize("name", cases.BAD_FILES)
