@@ -1,4 +1,4 @@
-"""Argument validation of tensors: dtypes, positions, frequency vectors, head widths.
+"""Argument validation of tensors: dtypes, positions, frequencies, q and k, a scaling= argument.
 
 The checks of plain values (integers, floats, layouts) are in :mod:`posenc_ref._checks`, which
 the config reader uses without torch; these need it. Same convention: ``check_x(name, value)``
@@ -7,7 +7,13 @@ returns the value or raises an error naming the argument and the accepted values
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
+
+from ._checks import check_dim, check_positive_float
+from .rope_scaling import ScaledFrequencies, Scaling
+from .values import inv_freq_values
 
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -125,3 +131,62 @@ def check_head_dim(name: str, x: torch.Tensor) -> int:
     if x.dim() < 2:
         raise ValueError(f"{name} must have shape (..., seq_len, head_dim), got {tuple(x.shape)}")
     return check_even_last(name, x, "last dimension (head_dim)")
+
+
+# --------------------------------------------------------------------------- RotaryEmbedding's
+
+
+def check_qk(q: object, k: object, head_dim: int) -> int:
+    """Validate ``RotaryEmbedding.forward``'s q and k; return their ``seq_len``."""
+    q, k = check_tensor("q", q), check_tensor("k", k)
+    for name, t in (("q", q), ("k", k)):
+        if check_head_dim(name, t) != head_dim:
+            raise ValueError(
+                f"{name}'s last dimension must be head_dim={head_dim}, got {tuple(t.shape)}"
+            )
+    if q.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"q and k must have the same seq_len (dimension -2), got {tuple(q.shape)} and "
+            f"{tuple(k.shape)}; rotate them in separate calls with explicit positions"
+        )
+    return q.shape[-2]
+
+
+def check_scaling(
+    scaling: object, rotary_dim: int, base: float
+) -> tuple[Scaling | None, ScaledFrequencies, bool]:
+    """``(method or None, frequencies inside the original context, static)`` of a ``scaling=``.
+
+    What ``RotaryEmbedding(scaling=...)`` accepts: None, a ScaledFrequencies, or a dict or
+    :class:`~posenc_ref.rope_scaling.Scaling` naming a method.
+
+    ``static`` is True where frequencies were given (a ScaledFrequencies): no method to recompute.
+    """
+    if scaling is None:
+        omega = torch.tensor(
+            inv_freq_values(check_dim("dim", rotary_dim), base), dtype=torch.float64
+        )
+        return None, ScaledFrequencies(omega, 1.0), False
+    if isinstance(scaling, ScaledFrequencies):
+        freqs = check_inv_freq("inv_freq", scaling.inv_freq)
+        if freqs.device.type == "meta":
+            raise ValueError(
+                "scaling.inv_freq is a meta tensor, but the module keeps its frequencies as "
+                "float64 values on the CPU (a few hundred numbers); compute them on the CPU and "
+                "pass device='meta' for the tables only"
+            )
+        if freqs.numel() != rotary_dim // 2:
+            raise ValueError(
+                f"scaling.inv_freq must have rotary_dim // 2 = {rotary_dim // 2} entries, "
+                f"got {freqs.numel()}"
+            )
+        factor = check_positive_float("scaling.attention_factor", scaling.attention_factor)
+        return None, ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor), True
+    if not isinstance(scaling, Mapping):
+        raise TypeError(
+            "scaling must be None, a ScaledFrequencies (from posenc_ref.rope_scaling) or a dict "
+            f"like {{'method': 'yarn', 'factor': 4.0, 'original_max_len': 4096}}, got "
+            f"{type(scaling).__name__}"
+        )
+    method = scaling if isinstance(scaling, Scaling) else Scaling.from_mapping(scaling)
+    return method, method.frequencies(rotary_dim, base), False  # validates the values now

@@ -11,12 +11,9 @@ Each function returns a :class:`ScaledFrequencies` ``(inv_freq, attention_factor
 float64 ``inv_freq`` of shape ``(dim // 2,)``; feed it to
 :func:`posenc_ref.rope.rope_cos_sin` or to ``RotaryEmbedding(scaling=...)``.
 
-Each method is written once, on Python floats (IEEE float64, the numerical policy's precision):
-the body of every function below computes a list, and the decorator :func:`tensor_method` turns
-it into the tensor the function returns. The formula stays reachable without torch as
-``method.values`` (a :class:`ScaledValues`), which is what the config reader
-(:mod:`posenc_ref.models`) and ``inspect`` use: this module imports torch only when a tensor is
-asked for.
+Each method is written once, on Python floats (float64): its body computes a list, which
+:func:`tensor_method` returns as a tensor, and ``method.values`` (the body itself, returning a
+:class:`~posenc_ref.values.ScaledValues`) is what the config reader uses without torch.
 
 :mod:`posenc_ref.rope_scaling` re-exports every function here and names them in its table
 :data:`~posenc_ref.rope_scaling.METHODS`, for use by name
@@ -50,7 +47,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from ._checks import check_base, check_bool, check_dim, check_int, check_positive_float
-from .values import inv_freq_values
+from .values import ScaledValues, inv_freq_values
 
 if TYPE_CHECKING:
     import torch
@@ -85,27 +82,14 @@ class ScaledFrequencies(NamedTuple):
     attention_factor: float
 
 
-class ScaledValues(NamedTuple):
-    r"""What a method's formula gives on Python floats: :class:`ScaledFrequencies` without torch.
-
-    Attributes
-    ----------
-    inv_freq : list of float
-        The new per-pair frequencies :math:`\omega'_i`, ``dim // 2`` of them (float64).
-    attention_factor : float
-        The scalar multiplied into cos and sin (1.0 for methods that have none).
-    """
-
-    inv_freq: list[float]
-    attention_factor: float
-
-
 def tensor_method(formula: Callable[..., ScaledValues]) -> Callable[..., ScaledFrequencies]:
     """The public method from its formula on floats: the same call, a float64 tensor returned.
 
     ``formula`` (the decorated function) computes the frequencies as Python floats; the method
     returns them as :class:`ScaledFrequencies`, and keeps ``formula`` as ``method.values`` for
     callers that need no tensor. torch is imported here, on the first call, not with the module.
+    The decorated function is annotated with what its callers get (a ScaledFrequencies); its
+    body returns the floats.
     """
 
     @functools.wraps(formula)

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_POSITION",
     "inv_freq_values",
     "alibi_slope_values",
+    "ScaledValues",
     "MROPE_ROWS",
     "MRopeAssignment",
     "MROPE_ASSIGNMENTS",
@@ -95,6 +96,25 @@ def alibi_slope_values(num_heads: int) -> list[float]:
 def _power_of_two_slopes(n: int) -> list[float]:
     # 2^(-8h/n) = (2^(-8/n))^h: a geometric sequence starting at, and with ratio, 2^(-8/n).
     return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+class ScaledValues(NamedTuple):
+    r"""A context-extension method's result on Python floats: ScaledFrequencies without torch.
+
+    What each method's formula returns (``method.values``, see
+    :func:`posenc_ref.rope_scaling_functions.tensor_method`); the method itself returns the same
+    as a :class:`~posenc_ref.rope_scaling.ScaledFrequencies`.
+
+    Attributes
+    ----------
+    inv_freq : list of float
+        The new per-pair frequencies :math:`\omega'_i`, ``dim // 2`` of them (float64).
+    attention_factor : float
+        The scalar multiplied into cos and sin (1.0 for methods that have none).
+    """
+
+    inv_freq: list[float]
+    attention_factor: float
 
 
 # --------------------------------------------------------------------------- M-RoPE's rows

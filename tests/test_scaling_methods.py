@@ -2,9 +2,9 @@
 
 A context-extension method is its function (``@tensor_method``, in
 ``posenc_ref/rope_scaling_functions.py``), its row of :data:`posenc_ref.rope_scaling.METHODS` and
-its property test. The re-exports of ``posenc_ref.rope_scaling``, the kit's strategy, and a
-``rope_scaling`` type whose keys are the method's (``method_type``) follow from the row; the
-JSON schema's enum and the explorer's map are files of their own, checked against it here.
+its property test. The kit's strategy and a ``rope_scaling`` type whose keys are the method's
+(``method_type``) follow from the row, and the explorer asks the types; the re-exports of
+``posenc_ref.rope_scaling`` and the JSON schema's enum are written out, checked against it here.
 The first test adds a toy method the way a maintainer would, and reads a config that uses it.
 """
 
@@ -63,15 +63,18 @@ def test_the_json_schema_names_every_method():
     assert scaling["enum"] == list(METHODS)
 
 
-def test_the_explorer_map_is_the_rope_types_transforms():
-    """hooks/explorer_data.py's rope_type -> method map agrees with ROPE_TYPES' transforms."""
+def test_the_explorer_draws_each_type_with_its_entrys_method():
+    """hooks/explorer_data.py asks ROPE_TYPES: each type's method, a key of METHODS or none."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("explorer_data", ROOT / "hooks/explorer_data.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    for rope_type, method in module.METHODS.items():
-        assert (ROPE_TYPES[rope_type].transform or "none") == method, rope_type
+    assert module.method_of("default") == "none" and module.method_of("dynamic") == "dynamic_ntk"
+    assert module.method_of("proportional") is None and module.method_of("unknown") is None
+    for rope_type, kind in ROPE_TYPES.items():
+        assert module.method_of(rope_type) in {*METHODS, "none", None}, rope_type
+        assert module.method_of(rope_type) == ("none" if rope_type == "default" else kind.transform)
 
 
 def test_rope_scaling_re_exports_every_method():

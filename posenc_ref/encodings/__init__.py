@@ -39,7 +39,8 @@ from ..models import FAMILIES
 from ..models._config import plain, shown
 from ..models.families import instead, language_of, row_of
 from ..models.family import Family
-from ..models.traits import ConfigClass, LocalBase, NamedTables, ScaledType, SwitchedBy
+from ..models.sparse_traits import NamedTables
+from ..models.traits import ConfigClass, LocalBase, ScaledType, SwitchedBy
 from ._kinds import (
     Alibi,
     LayerType,

@@ -17,7 +17,8 @@ from ._config import MAX_WIDTH, is_set, length, power_of_two, real, same, shown
 from ._rope_dict import ChosenRope
 from .family import Family
 from .rope_types import ROPE_TYPES
-from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, RotaryLast, WrittenBack
+from .sparse_traits import RotaryLast
+from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, WrittenBack
 
 # Values of the RoPE dict read as numbers: checked here, so that a 5,000-digit number is a
 # ValueError, never an OverflowError later.

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .._checks import check_int
 from ._config import length, shown
 from .family import Family
-from .traits import Compressor, Indexer, ValuesAreKeys
+from .sparse_traits import Compressor, Indexer, ValuesAreKeys
 
 if TYPE_CHECKING:  # the tensors are built only when asked for: torch is imported there
     import torch
