@@ -49,5 +49,11 @@ $(STAMP): pyproject.toml constraints.txt
 $(MATHJAX): scripts/vendor_mathjax.sh
 	bash scripts/vendor_mathjax.sh
 
+# Pyodide for the "Read your config" page and its Node test, fetched like MathJax (git-ignored).
+PYODIDE := docs/vendor/pyodide/VERSION
+serve build test sitetest: $(PYODIDE)
+$(PYODIDE): scripts/vendor_pyodide.sh
+	bash scripts/vendor_pyodide.sh
+
 clean:
 	rm -rf $(VENV) site docs/vendor .hypothesis .pytest_cache test-artifacts

@@ -229,6 +229,39 @@
     return node;
   }
 
+  // The wavelengths panel: lambda'_i = 2 pi / omega'_i of each pair on a log scale, the unscaled
+  // lambda_i = 2 pi / omega_i dashed where the frequencies differ (`scaled`), and horizontal
+  // lines at lengths such as the original context L0. The explorer draws it from its own
+  // numbers, the config reader (read_config.js) from a reading's. `view`: {invFreq, omega,
+  // scaled, label (of the main series), lines: [{value, cls, label, legend, drawn}], marker (a
+  // pair index or null)}. Returns the wavelengths drawn, {lam, lam0}.
+  function drawWavelengths(panel, view) {
+    const lam = Array.from(view.invFreq, (w) => TWO_PI / w);
+    const lam0 = Array.from(view.omega, (w) => TWO_PI / w);
+    const pairs = lam.map((_, i) => i);
+    const lines = view.lines || [];
+    // a pair that does not turn (omega 0: an infinite wavelength) has no place on a log axis
+    const values = [...lam, ...lam0, ...lines.map((l) => l.value)].filter((v) => v > 0 && Number.isFinite(v));
+    const lo = Math.min(...values) / 1.6;
+    const hi = Math.max(...values) * 1.8;
+    const prime = view.scaled ? "\u2032" : "";
+    panel.title.textContent = `Wavelength 2\u03c0/\u03c9${prime}\u1d62 of each pair (positions per turn)`;
+    const ch = C.chart(panel.svg, {
+      x: { min: -0.5, max: Math.max(pairs.length - 0.5, 1), label: "pair index i (0 = fastest)" },
+      y: { min: lo, max: hi, log: true, label: "wavelength" },
+    });
+    for (const line of lines) if (line.drawn !== false) ch.hline(line.value, line.cls, line.label);
+    if (view.scaled) ch.line(pairs, lam0, "pe-series-original");
+    ch.line(pairs, lam, "pe-series-main");
+    ch.dots(pairs, lam, "pe-series-main-dots", lam.length > 96 ? 1 : 1.8);
+    if (view.marker !== null && view.marker !== undefined) ch.marker(view.marker, lam[view.marker], "pe-marker");
+    const items = [{ cls: "pe-series-main", label: view.label }];
+    if (view.scaled) items.push({ cls: "pe-series-original", label: "original \u03bb\u1d62" });
+    for (const line of lines) items.push({ cls: line.cls, label: line.legend });
+    C.legend(panel.legend, items);
+    return { lam, lam0 };
+  }
+
   class Explorer {
     constructor(root) {
       this.root = root;
@@ -587,35 +620,24 @@
 
     draw_wavelengths(panel, r) {
       const s = this.state;
-      const lam = r.invFreq.map((w) => TWO_PI / w);
-      const lam0 = r.omega.map((w) => TWO_PI / w);
-      const pairs = lam.map((_, i) => i);
-      const extended = s.method === "none" ? null : s.factor * s.L0;
-      const values = [...lam, ...lam0, ...(this.context ? [s.L0, extended ?? s.L0] : [])];
-      const lo = Math.min(...values) / 1.6;
-      const hi = Math.max(...values) * 1.8;
-      const prime = s.method === "none" ? "" : "\u2032";
-      panel.title.textContent = `Wavelength 2\u03c0/\u03c9${prime}\u1d62 of each pair (positions per turn)`;
-      const ch = C.chart(panel.svg, {
-        x: { min: -0.5, max: Math.max(pairs.length - 0.5, 1), label: "pair index i (0 = fastest)" },
-        y: { min: lo, max: hi, log: true, label: "wavelength" },
-      });
-      if (this.context) {
-        ch.hline(s.L0, "pe-context", `L\u2080 = ${fmt(s.L0)}`);
-        if (extended && extended !== s.L0) ch.hline(extended, "pe-extended", `s\u00b7L\u2080 = ${fmt(extended)}`);
-      }
       const scaledDiffers = s.method !== "none";
-      if (scaledDiffers) {
-        ch.line(pairs, lam0, "pe-series-original");
+      const extended = scaledDiffers ? s.factor * s.L0 : null;
+      const lines = [];
+      if (this.context) {
+        lines.push({ value: s.L0, cls: "pe-context", label: `L\u2080 = ${fmt(s.L0)}`, legend: "original context L\u2080" });
+        if (extended) {
+          const label = `s\u00b7L\u2080 = ${fmt(extended)}`;
+          lines.push({ value: extended, cls: "pe-extended", label, legend: "extended context s\u00b7L\u2080", drawn: extended !== s.L0 });
+        }
       }
-      ch.line(pairs, lam, "pe-series-main");
-      ch.dots(pairs, lam, "pe-series-main-dots", lam.length > 96 ? 1 : 1.8);
-      if (this.preset.controls.includes("pair")) ch.marker(r.pair, lam[r.pair], "pe-marker");
-      const items = [{ cls: "pe-series-main", label: scaledDiffers ? `${METHOD_NAMES[s.method]}` : "\u03bb\u1d62 = 2\u03c0 n^(2i/d)" }];
-      if (scaledDiffers) items.push({ cls: "pe-series-original", label: "original \u03bb\u1d62" });
-      if (this.context) items.push({ cls: "pe-context", label: "original context L\u2080" });
-      if (this.context && extended) items.push({ cls: "pe-extended", label: "extended context s\u00b7L\u2080" });
-      C.legend(panel.legend, items);
+      const { lam } = drawWavelengths(panel, {
+        invFreq: r.invFreq,
+        omega: r.omega,
+        scaled: scaledDiffers,
+        label: scaledDiffers ? `${METHOD_NAMES[s.method]}` : "\u03bb\u1d62 = 2\u03c0 n^(2i/d)",
+        lines,
+        marker: this.preset.controls.includes("pair") ? r.pair : null,
+      });
       const last = lam.length - 1;
       let text = `\u03bb\u2080 = ${fmt(lam[0])}` + (last > 0 ? `, \u03bb${subscript(last)} = ${fmt(lam[last])}` : "") + "; " +
         `ratio between neighbours n^(2/d) = ${fmt(Math.pow(s.base, 2 / s.dim), 6)}.`;
@@ -788,7 +810,7 @@
     }
   }
 
-  window.posencExplorer = { compute, methodParams, Explorer, init };
+  window.posencExplorer = { compute, methodParams, Explorer, init, drawWavelengths };
   // document$ (Material) fires on the first load and after every instant navigation.
   if (window.document$) window.document$.subscribe(init);
   else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
