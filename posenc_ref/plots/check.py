@@ -57,8 +57,8 @@ def check_allowance(
     """
     import torch
 
+    from ..testing._calls import Call, CallPlan
     from ..testing._model import reference_model
-    from ..testing._plan import Call, CallPlan
     from ..testing._tolerance import rope_allowance
 
     positions = torch.as_tensor(positions).to("cpu", torch.int64)

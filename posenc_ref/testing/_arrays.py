@@ -42,7 +42,8 @@ import numpy as np
 import torch
 
 from .._checks import check_dim, check_layout
-from ._model import dtype_name, pair_index, partner
+from ._common import dtype_name
+from ._model import pair_index, partner
 
 __all__ = [
     "qk_fn",

@@ -26,9 +26,9 @@ from ..device import check_device
 from ..rope_scaling import ScaledFrequencies
 from ._arrays import call_qk
 from ._bugs import COMMON_BASES
+from ._calls import Call, CallPlan
 from ._common import check_dtypes, check_nonnegative_float, check_optional_tolerance, check_seed
 from ._model import Model, other_layout, predict
-from ._plan import Call, CallPlan
 from ._report import Subject, rope_report
 from ._setting import Hypothesis, fixed
 from ._tolerance import excess_ratio, frequency_steps, rope_allowance

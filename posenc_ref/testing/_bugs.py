@@ -22,10 +22,11 @@ import torch
 from ..absolute import inv_freq as plain_inv_freq
 from ..rope import RotaryEmbedding
 from ..rope_scaling import ScaledFrequencies
-from ._common import fmt, nice_number
+from ._calls import Call
+from ._common import dtype_name, fmt, nice_number
 from ._engine_bugs import ENGINE_BUG_MODELS
-from ._model import dtype_name, other_layout, written_layout
-from ._plan import Call, original_context
+from ._model import other_layout, written_layout
+from ._plan import original_context
 from ._setting import (
     BugModel,
     Hypothesis,

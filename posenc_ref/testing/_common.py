@@ -89,3 +89,8 @@ def nice_number(value: float, digits: int = 3) -> float:
     if value <= 0 or not math.isfinite(value):
         return value
     return round(value, digits - 1 - math.floor(math.log10(value)))
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``"float32"`` for ``torch.float32``."""
+    return str(dtype).replace("torch.", "")

@@ -26,8 +26,8 @@ import torch
 from ..absolute import inv_freq as plain_inv_freq
 from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
 from ..rope_scaling import ScaledFrequencies, yarn, yarn_mscale
+from ._calls import Call, position_runs
 from ._common import fmt
-from ._plan import Call, position_runs
 from ._setting import BugModel, Hypothesis, Setting, fixed
 
 # --------------------------------------------------------------------------- call patterns

@@ -25,9 +25,10 @@ from .._checks import check_int
 from ..rope import RotaryEmbedding
 from ..rope_scaling import ScaledFrequencies
 from ._arrays import RopeFn, check_outputs
+from ._calls import Call, describe_positions
 from ._common import check_dtypes, check_seed
 from ._model import Model, other_layout, predict, reference_model
-from ._plan import Call, describe_positions, plan_calls
+from ._plan import plan_calls
 from ._report import Subject, rope_report
 from ._rope import check_fn, check_kit_device, check_reference, describe_reference
 from ._setting import Hypothesis

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 
 from ..rope import RotaryEmbedding, to_half_layout, to_interleaved_layout
 from ..rope_scaling import ScaledFrequencies
-
-if TYPE_CHECKING:
-    from ._plan import Call
+from ._calls import Call
 
 
 @dataclass(frozen=True)
@@ -180,8 +177,3 @@ def written_layout(reference: RotaryEmbedding) -> str:
 def other_layout(layout: str) -> str:
     """``"half"`` for ``"interleaved"`` and the reverse."""
     return "half" if layout == "interleaved" else "interleaved"
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    """``"float32"`` for ``torch.float32``."""
-    return str(dtype).replace("torch.", "")

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ._common import UNIT_ROUNDOFF, fmt
-from ._model import Model, dtype_name, other_layout, pair_index, pair_parts
-from ._plan import Call
+from ._calls import Call
+from ._common import UNIT_ROUNDOFF, dtype_name, fmt
+from ._model import Model, other_layout, pair_index, pair_parts
 from ._setting import Hypothesis, closest, evaluate, with_layout
 from ._tolerance import excess_ratio
 

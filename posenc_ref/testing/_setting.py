@@ -19,8 +19,8 @@ import torch
 from ..absolute import inv_freq as plain_inv_freq
 from ..rope import RotaryEmbedding
 from ..rope_scaling import ScaledFrequencies
+from ._calls import Call
 from ._model import Model, other_layout, pair_parts, predict, reference_model, written_layout
-from ._plan import Call
 from ._tolerance import excess_ratio, relative_allowance, rope_allowance
 
 

@@ -29,15 +29,12 @@ smoothing) carries the rounding of. The derivation, kernel by kernel, is on the 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 
+from ._calls import Call
 from ._common import UNIT_ROUNDOFF
 from ._model import Model, pair_index, pair_parts
-
-if TYPE_CHECKING:
-    from ._plan import Call
 
 __all__ = [
     "OUTPUT_ROUNDINGS",

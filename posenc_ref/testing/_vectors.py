@@ -43,9 +43,10 @@ import torch
 
 from ..rope import RotaryEmbedding
 from . import _tolerance as tolerance
+from ._calls import Call, CallPlan
 from ._common import UNIT_ROUNDOFF, check_seed
 from ._model import reference_model
-from ._plan import DEFAULT_CONTEXT, DEFAULT_FAR, Call, CallPlan, image_call, mrope_segments
+from ._plan import DEFAULT_CONTEXT, DEFAULT_FAR, image_call, mrope_segments
 from ._tolerance import excess_ratio, rope_allowance
 from ._vector_files import VectorsFileError, content_hash, read_vectors, tensor_list
 
