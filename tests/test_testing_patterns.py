@@ -336,7 +336,7 @@ LLAMA31 = RotaryEmbedding.from_hf_config(released_config("Llama 3.1"))
 
 
 def test_swapped_llama3_factors_are_named_with_their_pairs():
-    from posenc_ref.testing._engine_bugs import llama3_swapped
+    from posenc_ref.testing._bugs_conventions import llama3_swapped
     from posenc_ref.testing._setting import Setting
 
     model = next(llama3_swapped(Setting(LLAMA31, [])))
@@ -346,15 +346,20 @@ def test_swapped_llama3_factors_are_named_with_their_pairs():
     assert "Wrong: pairs 29..34 of 0..63" in message
 
 
-def test_an_unexplained_error_still_gets_pairs_positions_and_the_closest_model():
-    """A 1 % error on the middle band of Llama 3.1: no model, but where and how far."""
+def test_an_unexplained_error_gets_its_band_and_no_unrelated_model():
+    """A 1 % error on the middle band of Llama 3.1: no model, but where, and the band observed.
+
+    No model explains most of it, so none is named as "closest": the facts are the lead.
+    """
     plain = inv_freq(128, 500000.0)  # the frequencies llama3() starts from, bit for bit
     middle = (LLAMA31.inv_freq != plain) & (LLAMA31.inv_freq != plain / 8)
     off = LLAMA31.inv_freq * torch.where(middle, 1.01, 1.0)
     message = failure(scaled(LLAMA31, off), LLAMA31)
     assert diagnosis(message) == []
     assert "Wrong: pairs 29..34 of 0..63, at positions 1..300" in message
-    assert "Closest:" in message
+    assert "Observed: only pairs 29..34 of 0..63 are wrong, one band" in message
+    assert "No model accounts for most of the error" in message
+    assert "Closest" not in message and "Part of it" not in message
 
 
 @pytest.mark.parametrize(

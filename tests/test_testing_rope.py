@@ -419,8 +419,14 @@ def test_max_position_limits_the_positions_checked():
 
     reference = RotaryEmbedding(64, layout="half")
     assert_rope_equal(fixed_table, reference, max_position=table_len - 1)
-    with pytest.raises(IndexError):
+    with pytest.raises(AssertionError) as info:
         assert_rope_equal(fixed_table, reference)
+    message = str(info.value)
+    assert message.startswith("fn raised IndexError in the call with ")
+    assert "position beyond the table" in message  # the user's own message
+    assert "up to 2047 and raises from position 2048 on" in message
+    assert "Pass max_position=2047" in message
+    assert isinstance(info.value.__cause__, IndexError)  # their traceback is kept
 
 
 def test_rtol_accepts_a_low_precision_table_when_asked():

@@ -34,7 +34,17 @@ as one line in a pytest test.
 from __future__ import annotations
 
 from ._absolute import assert_sinusoidal_equal
-from ._arrays import inplace_fn, offset_fn, offsets_fn, packed_fn, positions_fn, qk_fn, table_fn
+from ._adapters import (
+    inplace_fn,
+    offset_fn,
+    offsets_fn,
+    packed_fn,
+    per_dtype_fn,
+    positions_fn,
+    qk_fn,
+    table_fn,
+    tokens_fn,
+)
 from ._axial import assert_axial_rope_equal
 from ._grad import assert_rope_grad_equal
 from ._kernels import FLOAT32_KERNELS
@@ -77,6 +87,8 @@ __all__ = [
     "packed_fn",
     "inplace_fn",
     "table_fn",
+    "tokens_fn",
+    "per_dtype_fn",
 ]
 
 # Re-exported lazily from .strategies, so that importing posenc_ref.testing never needs

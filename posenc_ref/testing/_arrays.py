@@ -1,36 +1,21 @@
-r"""Any array library in, torch tensors out: conversions, the shared output check, adapters.
+r"""Any array library in, torch tensors out: conversions, and the check of every output.
 
 Explained on the site: [Check an implementation in another framework](frameworks.md).
 
 The checks make their inputs as torch tensors and judge torch tensors. A function written for
-NumPy, JAX or MLX is wrapped in an adapter that names its library (``arrays="jax"``); its inputs
-are handed over with that library's ``from_dlpack`` (the array API's exchange function, which
-NumPy, JAX and MLX all have) and whatever it returns comes back through ``torch.from_dlpack``.
-Nothing is cast on the way: a function that returns bfloat16 is judged as bfloat16, and one that
-returns float32 for bfloat16 input is told so. A library is imported only when an adapter names
-it; outputs are converted without importing anything.
+NumPy, JAX or MLX is wrapped in an adapter that names its library (``arrays="jax"``,
+``_adapters.py``); its inputs are handed over with that library's ``from_dlpack`` (the array
+API's exchange function, which NumPy, JAX and MLX all have) and whatever it returns comes back
+through ``torch.from_dlpack``. Nothing is cast on the way: a function that returns bfloat16 is
+judged as bfloat16, and one that returns float32 for bfloat16 input is told so. A library is
+imported only when an adapter names it; outputs are converted without importing anything.
 
 NumPy has no bfloat16. With ``arrays="numpy"``, bfloat16 inputs are passed as
 ``ml_dtypes.bfloat16`` arrays (the dtype JAX uses, installed with it); the bits are reinterpreted,
 not converted, in both directions. Without ml_dtypes, such a call raises an error that says so.
 
-The adapters turn the calling conventions engines use into the kit's ``fn(q, k, positions)``:
-
-- :func:`qk_fn`: ``fn(q, k, positions) -> (q_rot, k_rot)`` in another library;
-- :func:`positions_fn`: ``fn(x, positions) -> x_rot``, one tensor at a time;
-- :func:`offset_fn`: ``fn(x, offset) -> x_rot`` rotating the contiguous positions
-  ``offset .. offset + seq_len - 1`` (MLX ``fast.rope``, mlx-lm, ggml, keras-hub's
-  ``start_index``);
-- :func:`offsets_fn`: ``fn(x, offsets) -> x_rot`` with one start per batch row
-  (``seqlen_offsets``, left padding);
-- :func:`packed_fn`: ``fn(x, cu_seqlens, offsets) -> x_rot`` over sequences packed into one row;
-- :func:`inplace_fn`: ``fn(q, k, positions)`` writing its result into ``q`` and ``k``;
-- :func:`table_fn`: a precomputed cos/sin table (rows are positions), rotated by the kit, so that
-  the table itself is what is checked.
-
-An adapter can add call patterns to the check (``patterns``: ``offsets_fn`` adds the batch
-with per-row offsets, ``packed_fn`` the packed row) or leave out those its convention cannot
-express (``unsupported``: a cos/sin table has no M-RoPE rows).
+An exception raised inside the user's function is the user's: :func:`call_user` reports it as
+theirs (:class:`FnRaised`, with its type and message), never as a failed comparison.
 """
 
 from __future__ import annotations
@@ -41,19 +26,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from .._checks import check_dim, check_layout
 from ._common import dtype_name
-from ._model import pair_index, partner
 
 __all__ = [
-    "qk_fn",
-    "positions_fn",
-    "offset_fn",
-    "offsets_fn",
-    "packed_fn",
-    "inplace_fn",
-    "table_fn",
     "ARRAY_LIBRARIES",
+    "RopeFn",
+    "FnRaised",
+    "call_user",
+    "call_qk",
+    "check_outputs",
+    "to_library",
+    "to_torch",
 ]
 
 RopeFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Sequence[torch.Tensor]]
@@ -103,6 +86,12 @@ def to_torch(value: object, what: str) -> torch.Tensor:
         if value.layout != torch.strided:
             raise AssertionError(
                 f"fn returned {what} as a {value.layout} tensor; return a dense (strided) one"
+            )
+        if value.device.type == "meta":
+            raise AssertionError(
+                f"fn returned {what} on the meta device, which holds shapes but no values: "
+                "return it on the device of the input (a tensor made with device='meta', or "
+                "a module whose buffers were never materialised, does this)"
             )
         return value
     if isinstance(value, np.ndarray):
@@ -169,12 +158,56 @@ def check_outputs(
     return outputs[0], outputs[1]
 
 
+class FnRaised(AssertionError):
+    """The user's function raised an exception: the check reports it as theirs.
+
+    Attributes
+    ----------
+    error : Exception
+        What the function raised (also the ``__cause__``).
+    where : str
+        The call, in words (its positions, dtype and shapes), once known.
+    positions : torch.Tensor or None
+        The positions of that call.
+    """
+
+    def __init__(self, error: Exception, where: str = "", positions=None) -> None:
+        self.error, self.where, self.positions = error, where, positions
+        super().__init__(self.words())
+
+    def words(self) -> str:
+        message = str(self.error).strip() or "(no message: a bare assert, or raise without one)"
+        call = f" in the call with {self.where}" if self.where else ""
+        return f"fn raised {type(self.error).__name__}{call}: {message}"
+
+
+def call_user(fn: Callable, *args):
+    """``fn(*args)`` for a user's function: an exception it raises becomes :class:`FnRaised`."""
+    try:
+        return fn(*args)
+    except FnRaised:
+        raise
+    except Exception as error:  # the user's, whatever it is: reported as theirs
+        raise FnRaised(error) from error
+
+
 def call_qk(
     fn: RopeFn, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, where: str
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Call ``fn(q, k, positions)`` on copies and return its checked outputs (float64, CPU)."""
+    """Call ``fn(q, k, positions)`` on copies and return its checked outputs (float64, CPU).
+
+    An adapter (``calls_user``) calls the user's function itself, so that its own refusals are
+    not taken for the user's exceptions; any other ``fn`` is the user's.
+    """
+    args = (q.clone(), k.clone(), positions.clone())
     with torch.no_grad():
-        result = fn(q.clone(), k.clone(), positions.clone())
+        try:
+            result = fn(*args) if getattr(fn, "calls_user", False) else call_user(fn, *args)
+        except FnRaised as raised:
+            inner = where[1:-1] if where.startswith("(") and where.endswith(")") else where
+            raised.where, raised.positions = inner, positions
+            raised.args = (raised.words(),)
+            raise
     q_rot, k_rot = check_outputs(result, (q, k), where)
     return q_rot.detach().to("cpu", torch.float64), k_rot.detach().to("cpu", torch.float64)
 
@@ -183,406 +216,3 @@ def check_callable(fn: object, form: str) -> Callable:
     if not callable(fn):
         raise TypeError(f"fn must be callable as {form}, got {type(fn).__name__}")
     return fn
-
-
-def consecutive_runs(positions: torch.Tensor) -> list[tuple[int, int]]:
-    """``(start, count)`` of each run of consecutive positions, in order."""
-    p = positions.tolist()
-    runs, start = [], 0
-    for t in range(1, len(p) + 1):
-        if t == len(p) or p[t] != p[t - 1] + 1:
-            runs.append((start, t - start))
-            start = t
-    return runs
-
-
-class Adapter:
-    """A user's function in another calling convention, called as ``fn(q, k, positions)``."""
-
-    form = ""
-    name = ""  # the public function that makes it
-    patterns: tuple[str, ...] = ()  # call patterns it adds to the default check
-    unsupported: tuple[str, ...] = ()  # call patterns its convention cannot express
-
-    def __init__(self, fn: Callable, arrays: str) -> None:
-        self.fn = check_callable(fn, self.form)
-        self.arrays = check_arrays(arrays)
-        self.max_position: int | None = None
-
-    def __repr__(self) -> str:
-        name = getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
-        return f"{self.name}({name}, arrays={self.arrays!r})"
-
-    def one(self, x: torch.Tensor, positions: torch.Tensor) -> object:
-        raise NotImplementedError
-
-    def __call__(self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor):
-        return self.one(q, positions), self.one(k, positions)
-
-
-class QKAdapter(Adapter):
-    name = "qk_fn"
-    form = "fn(q, k, positions) -> (q_rot, k_rot)"
-
-    def __call__(self, q, k, positions):
-        q, k, positions = (to_library(t, self.arrays) for t in (q, k, positions))
-        return self.fn(q, k, positions)
-
-
-class PositionsAdapter(Adapter):
-    name = "positions_fn"
-    form = "fn(x, positions) -> x_rot"
-
-    def one(self, x, positions):
-        return self.fn(to_library(x, self.arrays), to_library(positions, self.arrays))
-
-
-def _checked_piece(out: object, block: torch.Tensor, what: str) -> torch.Tensor:
-    out = to_torch(out, "x_rot")
-    if tuple(out.shape) != tuple(block.shape):
-        raise AssertionError(
-            f"fn returned x_rot of shape {tuple(out.shape)} for x of shape "
-            f"{tuple(block.shape)} ({what})"
-        )
-    return out
-
-
-def token_rows(positions: torch.Tensor, batch: int) -> list[torch.Tensor]:
-    """The 1-D positions each batch row is rotated at, from any of the kit's position forms.
-
-    ``(n,)``: every row; ``(batch, 1, n)``: per row; ``(3, n)`` M-RoPE rows: a kernel that takes
-    one position per token can only rotate the token's index, the first position plus its
-    place (what an engine without M-RoPE does with an image).
-    """
-    if positions.dim() == 1:
-        return [positions] * batch
-    if positions.dim() == 3:
-        return [positions[b, 0] for b in range(positions.shape[0])]
-    first = int(positions[:, 0].min())
-    return [torch.arange(first, first + positions.shape[-1], device=positions.device)] * batch
-
-
-class OffsetAdapter(Adapter):
-    name = "offset_fn"
-    form = "fn(x, offset) -> x_rot"
-
-    def one(self, x, positions):
-        # One call per row and per run of consecutive positions (the property checks and packed
-        # batches have several runs; per-row offsets have one per row).
-        rows = []
-        for b, row in enumerate(token_rows(positions, x.shape[0])):
-            pieces = []
-            for start, count in consecutive_runs(row):
-                block = x[b : b + 1, ..., start : start + count, :]
-                out = self.fn(to_library(block, self.arrays), int(row[start]))
-                pieces.append(_checked_piece(out, block, f"offset {int(row[start])}"))
-            rows.append(torch.cat([p.to(x.device) for p in pieces], dim=-2))
-        return rows[0] if len(rows) == 1 else torch.cat(rows, dim=0)
-
-
-class OffsetsAdapter(Adapter):
-    name = "offsets_fn"
-    form = "fn(x, offsets) -> x_rot"
-    patterns = ("rows",)
-
-    def one(self, x, positions):
-        rows = token_rows(positions, x.shape[0])
-        runs = {tuple(consecutive_runs(row)) for row in rows}
-        if len(runs) == 1 and len(next(iter(runs))) == 1:  # every row one run, one length
-            offsets = torch.tensor([int(row[0]) for row in rows], dtype=torch.int64)
-            out = self.fn(to_library(x, self.arrays), to_library(offsets, self.arrays))
-            return _checked_piece(out, x, f"offsets {offsets.tolist()}")
-        pieces = []  # several runs (the property checks): one call per run, per row
-        for b, row in enumerate(rows):
-            for start, count in consecutive_runs(row):
-                block = x[b : b + 1, ..., start : start + count, :]
-                offsets = torch.tensor([int(row[start])])
-                out = self.fn(to_library(block, self.arrays), to_library(offsets, self.arrays))
-                pieces.append((b, _checked_piece(out, block, f"offsets [{int(row[start])}]")))
-        by_row = [torch.cat([p for r, p in pieces if r == b], dim=-2) for b in range(len(rows))]
-        return torch.cat(by_row, dim=0)
-
-
-class PackedAdapter(Adapter):
-    name = "packed_fn"
-    form = "fn(x, cu_seqlens, offsets) -> x_rot"
-    patterns = ("packed",)
-
-    def one(self, x, positions):
-        out = torch.empty_like(x)
-        for b, row in enumerate(token_rows(positions, x.shape[0])):
-            runs = consecutive_runs(row)
-            lengths = torch.tensor([0] + [count for _, count in runs])
-            cu_seqlens = torch.cumsum(lengths, 0).to(torch.int32)
-            offsets = torch.tensor([int(row[start]) for start, _ in runs], dtype=torch.int64)
-            tokens = x[b].transpose(0, 1).contiguous()  # (total, heads, head_dim)
-            got = self.fn(*(to_library(t, self.arrays) for t in (tokens, cu_seqlens, offsets)))
-            got = _checked_piece(got, tokens, f"cu_seqlens {cu_seqlens.tolist()}")
-            out[b] = got.to(x.device).transpose(0, 1)
-        return out
-
-
-class InPlaceAdapter(Adapter):
-    name = "inplace_fn"
-    form = "fn(q, k, positions) writing into q and k"
-
-    def __init__(self, fn: Callable, arrays: str) -> None:
-        super().__init__(fn, arrays)
-        if self.arrays not in ("torch", "numpy"):
-            raise ValueError(
-                f"arrays must be 'torch' or 'numpy' for an in-place function ({self.arrays!r} "
-                "arrays cannot be written into)"
-            )
-
-    def __call__(self, q, k, positions):
-        q, k = q.clone(), k.clone()  # the buffers fn writes into
-        args = (to_library(q, self.arrays), to_library(k, self.arrays))
-        self.fn(*args, to_library(positions, self.arrays))
-        return tuple(to_torch(a, name) for a, name in zip(args, ("q", "k"), strict=True))
-
-
-def qk_fn(fn: Callable, *, arrays: str) -> RopeFn:
-    """Adapt ``fn(q, k, positions) -> (q_rot, k_rot)`` written for another array library.
-
-    Explained on the site: [other frameworks](frameworks.md#frameworks-adapters).
-
-    Parameters
-    ----------
-    fn
-        Takes ``q`` and ``k`` ``(batch, heads, seq_len, head_dim)`` and ``positions``
-        ``(seq_len,)`` int64 as arrays of ``arrays``; returns two arrays of any library.
-    arrays
-        ``"numpy"``, ``"jax"``, ``"mlx"`` or ``"torch"``.
-
-    Returns
-    -------
-    callable
-        ``fn(q, k, positions)`` on torch tensors, for every check of the kit.
-    """
-    return QKAdapter(fn, arrays)
-
-
-def positions_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
-    """Adapt ``fn(x, positions) -> x_rot``, which rotates one tensor (called for q, then k).
-
-    Explained on the site: [other frameworks](frameworks.md#frameworks-adapters).
-
-    Parameters
-    ----------
-    fn
-        Takes ``x`` ``(batch, heads, seq_len, head_dim)`` and ``positions`` ``(seq_len,)`` int64
-        as arrays of ``arrays``.
-    arrays
-        ``"torch"`` (default), ``"numpy"``, ``"jax"`` or ``"mlx"``.
-
-    Returns
-    -------
-    callable
-        ``fn(q, k, positions)`` on torch tensors.
-    """
-    return PositionsAdapter(fn, arrays)
-
-
-def offset_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
-    """Adapt ``fn(x, offset) -> x_rot``, which rotates positions ``offset .. offset + seq_len - 1``.
-
-    Explained on the site: [other frameworks](frameworks.md#frameworks-adapters).
-
-    The convention of MLX's ``mx.fast.rope`` and mlx-lm's RoPE modules, ggml's ``rope`` with a
-    contiguous position block, and keras-hub's ``start_index``. Non-consecutive positions (the
-    property checks use several runs) are split into runs, one call each.
-
-    Parameters
-    ----------
-    fn
-        Takes ``x`` ``(batch, heads, seq_len, head_dim)`` as an array of ``arrays`` and the first
-        position as a Python ``int``.
-    arrays
-        ``"torch"`` (default), ``"numpy"``, ``"jax"`` or ``"mlx"``.
-
-    Returns
-    -------
-    callable
-        ``fn(q, k, positions)`` on torch tensors.
-
-    Examples
-    --------
-    >>> from posenc_ref import RotaryEmbedding
-    >>> from posenc_ref.testing import assert_rope_equal
-    >>> rope = RotaryEmbedding(16)
-    >>> def rotate(x, offset):  # one tensor, positions offset, offset + 1, ...
-    ...     return rope(x, x, offset=offset)[0]
-    >>> assert_rope_equal(offset_fn(rotate), rope)
-    """
-    return OffsetAdapter(fn, arrays)
-
-
-class TableAdapter(Adapter):
-    form = "a cos/sin table"
-    name = "table_fn"
-    unsupported = ("image",)  # one row per position: no M-RoPE rows to index
-
-    def __init__(self, cos, sin, layout: str, rotary_dim: int | None) -> None:
-        self.fn, self.arrays = None, "torch"
-        cos, sin = to_torch(cos, "cos"), to_torch(sin, "sin")
-        if cos.dim() != 2 or cos.shape != sin.shape or cos.shape[0] == 0:
-            raise ValueError(
-                "cos and sin must be tables of one shape (num_positions, width), width = "
-                f"rotary_dim // 2 (one value per pair) or rotary_dim, got {tuple(cos.shape)} and "
-                f"{tuple(sin.shape)}"
-            )
-        if cos.shape[0] < 2:
-            raise ValueError(
-                "cos and sin have one row (position 0, where every angle is 0): a table needs "
-                "rows for positions 0 and 1 at least for anything to be checked"
-            )
-        if not cos.is_floating_point() or not sin.is_floating_point():
-            raise TypeError(f"cos and sin must be floating tables, got {cos.dtype}, {sin.dtype}")
-        self.layout = check_layout("layout", layout)
-        self.cos, self.sin = cos, sin
-        self.rotary_dim = None if rotary_dim is None else check_dim("rotary_dim", rotary_dim)
-        self.max_position = cos.shape[0] - 1
-
-    def __repr__(self) -> str:
-        rows, width = self.cos.shape
-        return f"table_fn(cos/sin {rows} x {width} {dtype_name(self.cos.dtype)}, {self.layout})"
-
-    def one(self, x, positions):
-        width, head_dim = self.cos.shape[1], x.shape[-1]
-        # Default: one value per pair when the table is at most half the head, else per
-        # coordinate (a partial per-coordinate table needs rotary_dim).
-        r = self.rotary_dim or (2 * width if 2 * width <= head_dim else width)
-        if width not in (r, r // 2) or r > head_dim or r % 2:
-            raise ValueError(
-                f"a cos/sin table of width {width} does not fit rotary_dim {r} and head_dim "
-                f"{head_dim}: pass rotary_dim= to table_fn"
-            )
-        if int(positions.max()) > self.max_position:
-            raise ValueError(
-                f"the table has rows for positions 0..{self.max_position}, asked for "
-                f"{int(positions.max())}: pass max_position={self.max_position} to the check"
-            )
-        rows = positions.to("cpu")  # (n,) or (batch, 1, n): per-row offsets
-        # The table's values, exactly, in float64: the rotation itself adds no error, so what
-        # is judged is the table.
-        cos = self.cos.to("cpu", torch.float64)[rows]
-        sin = self.sin.to("cpu", torch.float64)[rows]
-        if width == r // 2:  # one value per pair: spread it over the pair's two coordinates
-            index = pair_index(self.layout, r)
-            cos, sin = cos[..., index], sin[..., index]
-        x64 = x.to("cpu", torch.float64)
-        xr = x64[..., :r]
-        rotated = xr * cos + partner(xr, self.layout) * sin
-        out = torch.cat([rotated, x64[..., r:]], dim=-1)
-        return out.to(x.dtype).to(x.device)
-
-
-def offsets_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
-    """Adapt ``fn(x, offsets) -> x_rot``: batch row ``b`` rotates from position ``offsets[b]``.
-
-    Explained on the site: [call patterns](check.md#check-patterns).
-
-    The convention of batches whose rows start at different positions: flash-attn's
-    ``apply_rotary_emb(x, cos, sin, seqlen_offsets=tensor)``, a KV cache of a different length
-    per sequence, left padding. The check adds a call with three rows at different offsets
-    (positions ``(batch, 1, seq_len)`` in the kit's form).
-
-    Parameters
-    ----------
-    fn
-        Takes ``x`` ``(batch, heads, seq_len, head_dim)`` and ``offsets`` ``(batch,)`` int64, as
-        arrays of ``arrays``.
-    arrays
-        ``"torch"`` (default), ``"numpy"``, ``"jax"`` or ``"mlx"``.
-
-    Returns
-    -------
-    callable
-        ``fn(q, k, positions)`` on torch tensors.
-    """
-    return OffsetsAdapter(fn, arrays)
-
-
-def packed_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
-    """Adapt ``fn(x, cu_seqlens, offsets) -> x_rot`` over sequences packed into one row.
-
-    Explained on the site: [call patterns](check.md#check-patterns).
-
-    The variable-length convention of flash-attn (``cu_seqlens``, ``max_seqlen`` and
-    ``seqlen_offsets``), TransformerEngine's ``thd`` format (``cu_seqlens``,
-    ``start_positions``), vLLM and SGLang's flattened token batches: ``x`` holds the tokens of
-    several sequences one after the other, sequence ``j`` is ``x[cu_seqlens[j]:cu_seqlens[j+1]]``
-    and starts at position ``offsets[j]``. The check adds a packed call of four sequences of
-    different lengths and starts.
-
-    Parameters
-    ----------
-    fn
-        Takes ``x`` ``(total_tokens, heads, head_dim)``, ``cu_seqlens`` ``(sequences + 1,)``
-        int32 and ``offsets`` ``(sequences,)`` int64, as arrays of ``arrays``.
-    arrays
-        ``"torch"`` (default), ``"numpy"``, ``"jax"`` or ``"mlx"``.
-
-    Returns
-    -------
-    callable
-        ``fn(q, k, positions)`` on torch tensors.
-    """
-    return PackedAdapter(fn, arrays)
-
-
-def inplace_fn(fn: Callable, *, arrays: str = "torch") -> RopeFn:
-    """Adapt ``fn(q, k, positions)`` that rotates ``q`` and ``k`` in place (returns nothing).
-
-    Explained on the site: [call patterns](check.md#check-patterns).
-
-    vLLM's ``rotary_embedding`` custom op, flash-attn's ``apply_rotary_emb(..., inplace=True)``
-    and SGLang's ``apply_rope_with_cos_sin_cache_inplace`` write their result into their
-    inputs. The kit passes copies and reads them back after the call; an in-place kernel that
-    overwrites one coordinate of a pair before reading it for the other is one of the bugs it
-    names.
-
-    Parameters
-    ----------
-    fn
-        Takes ``q``, ``k`` ``(batch, heads, seq_len, head_dim)`` and ``positions`` as arrays of
-        ``arrays`` and writes into ``q`` and ``k``; what it returns is ignored.
-    arrays
-        ``"torch"`` (default) or ``"numpy"`` (JAX and MLX arrays cannot be written into).
-
-    Returns
-    -------
-    callable
-        ``fn(q, k, positions)`` on torch tensors.
-    """
-    return InPlaceAdapter(fn, arrays)
-
-
-def table_fn(cos, sin, *, layout: str, rotary_dim: int | None = None) -> RopeFn:
-    """Check a precomputed cos/sin table: the kit rotates with it, in the given layout.
-
-    Explained on the site: [other frameworks](frameworks.md#frameworks-adapters).
-
-    The rotation is exact (float64 from the table's own values, rounded once to the input's
-    dtype), so every error the check finds is in the table: its frequencies, positions,
-    attention factor or precision. Rows are positions ``0 .. num_positions - 1``; the checks
-    stop at the last row (the returned function carries ``max_position``).
-
-    Parameters
-    ----------
-    cos, sin
-        ``(num_positions, rotary_dim // 2)`` (one value per pair) or
-        ``(num_positions, rotary_dim)`` (per coordinate: HF's ``cat([freqs, freqs])`` for the half
-        layout, each value twice in a row for the interleaved one), in any array library.
-    layout
-        ``"half"`` or ``"interleaved"``: which coordinates the rotation pairs.
-    rotary_dim
-        Coordinates rotated. Default: twice the table's width when that fits the head (one value
-        per pair), else the width (one per coordinate).
-
-    Returns
-    -------
-    callable
-        ``fn(q, k, positions)`` on torch tensors.
-    """
-    return TableAdapter(cos, sin, layout, rotary_dim)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ._common import dtype_name
+from ._common import dtype_name, excess_ratio
 
 __all__ = ["CallPlan", "Call", "describe_positions", "position_runs"]
 
@@ -44,6 +44,14 @@ class Call:
     outputs: tuple[torch.Tensor, torch.Tensor]  # the user's q_rot, k_rot as float64
     expected: tuple[torch.Tensor, ...] = ()
     allowed: tuple[torch.Tensor, ...] = ()
+    _excess: tuple[torch.Tensor, ...] = field(default=(), repr=False)
+
+    def excess(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Error / allowance of q_rot and k_rot against the expected outputs (> 1: wrong)."""
+        if not self._excess:
+            triples = zip(self.outputs, self.expected, self.allowed, strict=True)
+            self._excess = tuple(excess_ratio(*t) for t in triples)
+        return self._excess  # type: ignore[return-value]
 
     @property
     def positions(self) -> torch.Tensor:

@@ -94,3 +94,17 @@ def nice_number(value: float, digits: int = 3) -> float:
 def dtype_name(dtype: torch.dtype) -> str:
     """``"float32"`` for ``torch.float32``."""
     return str(dtype).replace("torch.", "")
+
+
+def excess_ratio(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Error divided by its allowance (> 1: disagreement); infinite where only one side is finite.
+
+    Where both are non-finite (a float16 overflow the model reproduces) the ratio is 0.
+    """
+    error = (got - expected).abs()
+    ratio = error / allowed  # 0/0 (an exact copy with no allowance) is NaN: fixed below
+    ratio.masked_fill_(error == 0, 0.0)
+    # Only a non-finite ratio can come from non-finite values (one look, not two, when none is)
+    if not bool(torch.isfinite(ratio).all()):
+        ratio.masked_fill_(~torch.isfinite(got) & ~torch.isfinite(expected), 0.0)
+    return torch.nan_to_num_(ratio, nan=math.inf, posinf=math.inf)

@@ -127,7 +127,7 @@ def assert_rope_grad_equal(
     device = check_kit_device(device, reference)
     model = backward_model(reference_model(reference))
     calls, failed = [], False
-    for plan in plan_calls(reference, max_position, ("prefill",)):
+    for plan in plan_calls(reference, max_position, ("prefill",)).calls:
         for dtype in dtypes:
             shape_q = (plan.batch, plan.q_heads, plan.n, reference.head_dim)
             shape_k = (plan.batch, plan.k_heads, plan.n, reference.head_dim)

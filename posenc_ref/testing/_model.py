@@ -30,10 +30,14 @@ class Model:
     by (default the call's); ``pair_rows`` the position row each pair follows (M-RoPE, a patch
     grid: ``(pairs,)``); ``precision`` is ``(positions, inv_freq, angles, tables)`` dtypes when
     the angles are formed the common way (a float32 product) with some quantity held in low
-    precision; ``sign`` -1 rotates the other way; ``aliased`` writes the first coordinate of a
-    pair before reading it for the second (an in-place kernel's bug); ``q_heads`` rotates only
-    that many query heads (``"k"``: as many as the keys have). ``base``, ``plain`` and ``steps``
-    feed the float32 allowance (:func:`~._tolerance.float32_angle_allowance`).
+    precision, and ``factor_in_table`` rounds the tables after the attention factor is
+    multiplied in (vLLM's YaRN cache); ``sign`` -1 rotates the other way; ``swapped`` reads
+    sine for cosine and cosine for sine; ``aliased`` writes the first coordinate of a pair
+    before reading it for the second (an in-place kernel's bug); ``heads`` rotates only some
+    heads (``"k"``: as many query heads as the keys have; ``"first"``: head 0 of each tensor);
+    ``head_axis`` rotates head ``h`` of every token at the call's first position + ``h`` (a
+    sequence axis read from the head axis). ``base``, ``plain`` and ``steps`` feed the float32
+    allowance (:func:`~._tolerance.float32_angle_allowance`).
     """
 
     layout: str
@@ -45,10 +49,13 @@ class Model:
     length: Callable[[Call], int] | None = None
     pair_rows: torch.Tensor | None = None
     precision: tuple[torch.dtype, torch.dtype, torch.dtype, torch.dtype] | None = None
+    factor_in_table: bool = False
     sign: float = 1.0
+    swapped: bool = False
     output_layout: str | None = None
     aliased: bool = False
-    q_heads: str | None = None
+    heads: str | None = None
+    head_axis: bool = False
     plain: torch.Tensor | None = None
     steps: torch.Tensor | None = None
 
@@ -67,9 +74,15 @@ class Model:
         """The frequencies and attention factor this model uses in ``call``."""
         return self.frequencies(self.call_length(call))
 
-    def pair_positions(self, call: Call) -> torch.Tensor:
-        """The position each pair turns by, float64: ``(n, pairs)`` or ``(batch, 1, n, pairs)``."""
+    def pair_positions(self, call: Call, tokens: torch.Tensor | None = None) -> torch.Tensor:
+        """The position each pair turns by, float64: ``(n, pairs)`` or ``(batch, 1, n, pairs)``.
+
+        ``tokens`` keeps only those token indices (the positions are those of the whole call:
+        a model may look at all of it, a packed row's runs or a decode step's length).
+        """
         p = call.positions if self.positions is None else self.positions(call)
+        if tokens is not None:
+            p = p[..., tokens]
         p = p.to(torch.float64)
         pairs = self.rotary_dim // 2
         if call.rows and p.dim() > 1:  # (rows, n): each pair reads its own row
@@ -109,11 +122,21 @@ def partner(xr: torch.Tensor, layout: str) -> torch.Tensor:
     return torch.cat([-xr[..., half:], xr[..., :half]], dim=-1)
 
 
-def model_tables(model: Model, call: Call):
-    """Per-pair cos and sin (``(n, pairs)`` or batched), float64, and the attention factor."""
+def model_tables(model: Model, call: Call, tokens: torch.Tensor | None = None, heads: int = 1):
+    """Per-pair cos and sin (``(n, pairs)`` or batched), float64, and the attention factor.
+
+    ``tokens`` keeps those token indices only; ``heads`` is the head count of the tensor rotated
+    (a ``head_axis`` model turns each head by its own position: ``(1, heads, n, pairs)``).
+    """
     freqs = model.freqs(call)
     omega = freqs.inv_freq.detach().to("cpu", torch.float64)
-    pos = model.pair_positions(call)
+    if model.head_axis:
+        n = call.n if tokens is None else tokens.numel()
+        p = (call.start + torch.arange(heads, dtype=torch.float64))[None, :, None, None]
+        pos = p.expand(1, heads, n, omega.numel())
+    else:
+        pos = model.pair_positions(call, tokens)
+    a = float(freqs.attention_factor)
     if model.precision is None:
         theta = pos * omega  # float64 as in the reference
         cos, sin = torch.cos(theta), torch.sin(theta)
@@ -125,18 +148,26 @@ def model_tables(model: Model, call: Call):
         p = pos.to(p_dt).to(torch.float32)
         w = omega.to(torch.float32).to(w_dt).to(torch.float32)
         theta = (p * w).to(a_dt).to(torch.float32)
-        cos = torch.cos(theta).to(t_dt).to(torch.float64)
-        sin = torch.sin(theta).to(t_dt).to(torch.float64)
-    return cos, model.sign * sin, float(freqs.attention_factor)
+        cos, sin = torch.cos(theta), torch.sin(theta)
+        if model.factor_in_table:  # the factor multiplied in float32, then the table rounded
+            cos, sin, a = cos * a, sin * a, 1.0
+        cos, sin = cos.to(t_dt).to(torch.float64), sin.to(t_dt).to(torch.float64)
+    if model.swapped:
+        cos, sin = sin, cos
+    return cos, model.sign * sin, a
 
 
-def predict(model: Model, x: torch.Tensor, call: Call, which: int = 0) -> torch.Tensor:
+def predict(
+    model: Model, x: torch.Tensor, call: Call, which: int = 0, tokens: torch.Tensor | None = None
+) -> torch.Tensor:
     """The model's output for float64 input ``x`` ``(batch, heads, n, head_dim)`` of ``call``.
 
-    ``which`` is 0 for the queries, 1 for the keys (only ``q_heads`` tells them apart).
+    ``which`` is 0 for the queries, 1 for the keys (only ``heads`` tells them apart).
+    ``tokens``: ``x`` holds only those token indices of the call (``x[..., tokens, :]``), and
+    the output is theirs.
     """
     r = model.rotary_dim
-    cos, sin, a = model_tables(model, call)
+    cos, sin, a = model_tables(model, call, tokens, heads=x.shape[1])
     xr = x[..., :r]
     if model.aliased:  # u' = u cos - v sin, then v' = u' sin + v cos (u overwritten first)
         u, v = pair_parts(x, model.layout, r)
@@ -147,9 +178,10 @@ def predict(model: Model, x: torch.Tensor, call: Call, which: int = 0) -> torch.
         cos_c, sin_c = cos[..., index], sin[..., index]  # (..., n, r): each coordinate's angle
         rotated = a * (xr * cos_c + partner(xr, model.layout) * sin_c)
     out = torch.cat([model.written(rotated), x[..., r:]], dim=-1)
-    if model.q_heads == "k" and which == 0:
-        keep = call.inputs[1].shape[1]  # only as many query heads as there are key heads
-        out = torch.cat([out[:, :keep], x[:, keep:]], dim=1)
+    if model.heads is not None:
+        keep = 1 if model.heads == "first" else call.inputs[1].shape[1]
+        if model.heads == "first" or which == 0:  # the heads past keep are left unrotated
+            out = torch.cat([out[:, :keep], x[:, keep:]], dim=1)
     return out
 
 

@@ -23,11 +23,13 @@ Queries and keys have different head counts in most calls (GQA and MQA).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import torch
 
 from ..rope import RotaryEmbedding
 from ._arrays import RopeFn, call_qk
-from ._calls import Call, CallPlan, describe_positions
+from ._calls import Call, CallPlan, describe_positions, position_runs
 from ._common import dtype_name
 
 # Windows of positions: the start (small positions, and 255/256/257 where bfloat16 positions
@@ -67,49 +69,155 @@ def _span(start: int, stop: int) -> torch.Tensor:
     return torch.arange(start, stop, dtype=torch.int64)
 
 
-def plan_calls(
-    reference: RotaryEmbedding, max_position: int | None, patterns: tuple[str, ...]
-) -> list[CallPlan]:
-    """The calls of one check, in increasing order of their largest position.
+@dataclass
+class Plan:
+    """The calls of one check and what the report says of them.
 
-    That order lets a stateful implementation (HF's dynamic NTK, which keeps grown frequencies
-    for shorter calls past the original context) see what a stateless one does.
+    ``calls`` in increasing order of their largest position; ``notes`` says where a pattern was
+    placed other than by default (a table shorter than the original context) and which window
+    or pattern was not made, and why.
     """
-    context = original_context(reference) or DEFAULT_CONTEXT
-    far = max_position if max_position is not None else max(8 * context, DEFAULT_FAR)
+
+    calls: list[CallPlan]
+    notes: list[str] = field(default_factory=list)
+
+    def made(self) -> list[str]:
+        """The report's lines: the patterns made (with their calls) and the notes."""
+        counts: dict[str, int] = {}
+        for plan in self.calls:
+            counts[plan.kind] = counts.get(plan.kind, 0) + 1
+        made = ", ".join(f"{kind} ({n} call{'s' if n > 1 else ''})" for kind, n in counts.items())
+        return [f"Patterns made: {made}."] + [f"    {note}" for note in self.notes]
+
+
+class PatternError(ValueError):
+    """A call pattern that was asked for and cannot be made: the message says why."""
+
+
+def _below(limit: int, count: int, length: int) -> tuple[int, list[int]]:
+    """A length and ``count`` distinct starts > 0 that keep every run below ``limit``."""
+    length = max(1, min(length, limit - count))
+    top = limit - length  # the largest start that fits
+    starts = sorted({min(3, top), top // 2, top} if count == 3 else {top})
+    return length, starts
+
+
+def packed_runs(context: int, limit: int) -> list[tuple[int, int]]:
+    """``(start, count)`` of four packed sequences whose positions stay below ``limit``.
+
+    By default: two from 0 (one a single token), one from 17, one across the original context.
+    Below a short table they are placed under it, each restarting where the last did not end
+    (else the packed row would read as one sequence).
+    """
+    runs = [(0, 23), (0, 1), (17, 40), (max(context - 10, 60), 30)]
+    if runs[-1][0] + runs[-1][1] <= limit:
+        return runs
+    n = max(1, min(23, (limit - 2) // 3))
+    runs = [(0, n), (0, 1), (n + 1, n), (limit - n, n)]
+    positions = torch.cat([_span(a, a + c) for a, c in runs])
+    if len(position_runs(positions)) != 4 or int(positions.max()) >= limit:
+        raise PatternError(
+            f"patterns 'packed' needs max_position >= 7 (four sequences that restart), got "
+            f"{limit - 1}"
+        )
+    return runs
+
+
+def _windows(context: int, far: int, patterns: tuple[str, ...], notes: list[str]):
+    """The prefill windows, decode steps and chunks, placed below ``far + 1``."""
     first = min(FIRST_WINDOW, far + 1)
     calls = [CallPlan("prefill", _span(0, first), batch=2, q_heads=2, k_heads=1)]
     if "decode" in patterns and first <= far:
         calls.append(CallPlan("decode", _span(first, first + 1), 1, 2, 1))
     near = context - WINDOW // 2 >= first + 1 and context + WINDOW // 2 <= far + 1
-    if near and "chunk" in patterns:
-        calls.append(CallPlan("chunk", _span(context - CHUNK, context), 1, 2, 2))
-    if near and "decode" in patterns:
-        calls.append(CallPlan("decode", _span(context, context + 1), 1, 2, 1))
     if near:
-        window = _span(context - WINDOW // 2, context + WINDOW // 2)
-        calls.append(CallPlan("prefill", window, 1, 2, 2))
-    if near and "chunk" in patterns:
-        calls.append(CallPlan("chunk", _span(context, context + CHUNK), 1, 2, 2))
-    end = calls[-1].positions.max() + 1
+        calls.append(CallPlan("prefill", _span(context - WINDOW // 2, context + WINDOW // 2),
+                              1, 2, 2))  # fmt: skip
+        if "decode" in patterns:
+            calls.append(CallPlan("decode", _span(context, context + 1), 1, 2, 1))
+    else:
+        reason = (
+            f"it is past max_position {far}, so no call reaches it"
+            if context > far
+            else "the first and the last window cover it"
+        )
+        notes.append(
+            f"No prefill window of its own around the original context {context}: {reason}."
+        )
+    if "chunk" in patterns:
+        # two chunks that meet at the original context, or as close below the last position
+        # as they fit: a chunked prefill whose second chunk starts where the first ended
+        size = min(CHUNK, (far + 1) // 2)
+        meet = min(context, far + 1 - size)
+        if meet != context:
+            notes.append(
+                f"The chunked prefill meets at position {meet}, not at the original context "
+                f"{context}: max_position is {far}."
+            )
+        calls.append(CallPlan("chunk", _span(meet - size, meet), 1, 2, 2))
+        calls.append(CallPlan("chunk", _span(meet, meet + size), 1, 2, 2))
+    return calls
+
+
+def plan_calls(
+    reference: RotaryEmbedding,
+    max_position: int | None,
+    patterns: tuple[str, ...],
+    default: tuple[str, ...] = (),
+) -> Plan:
+    """The calls of one check, in increasing order of their largest position.
+
+    That order lets a stateful implementation (HF's dynamic NTK, which keeps grown frequencies
+    for shorter calls past the original context) see what a stateless one does. Every pattern
+    in ``patterns`` is made, at positions below ``max_position`` (a table with exactly the
+    original context's rows gets its rows, chunks and packed sequences below it), or a
+    :class:`PatternError` says why it cannot be; a pattern of ``default`` (asked for by
+    default, not by the caller) that does not apply is left out with a note.
+    """
+    context = original_context(reference) or DEFAULT_CONTEXT
+    far = max_position if max_position is not None else max(8 * context, DEFAULT_FAR)
+    limit = far + 1  # positions 0 .. far
+    notes: list[str] = []
+    calls = _windows(context, far, patterns, notes)
+    end = max(int(c.positions.max()) for c in calls) + 1
     if "rows" in patterns:
-        starts = [3, 37, max(context - 20, 43)]
-        if starts[-1] + 40 <= far + 1:
-            rows = torch.stack([_span(s, s + 40) for s in starts])[:, None, :]
-            calls.append(CallPlan("rows", rows, len(starts), 2, 1))
+        if limit < 3:
+            raise PatternError(
+                f"patterns 'rows' needs max_position >= 2 (rows starting at different "
+                f"positions), got {far}"
+            )
+        starts, length = [3, 37, max(context - 20, 43)], 40
+        if starts[-1] + length > limit:
+            length, starts = _below(limit, 3, length)
+            notes.append(f"The rows start at {starts} (below max_position {far}).")
+        rows = torch.stack([_span(s, s + length) for s in starts])[:, None, :]
+        calls.append(CallPlan("rows", rows, len(starts), 2, 1))
     if "packed" in patterns:
-        runs = [(0, 23), (0, 1), (17, 40), (max(context - 10, 60), 30)]
-        if runs[-1][0] + runs[-1][1] <= far + 1:
-            packed = torch.cat([_span(s, s + n) for s, n in runs])
-            calls.append(CallPlan("packed", packed, 1, 2, 1))
-    if "image" in patterns and getattr(reference, "mrope_section", None) is not None:
-        calls.append(image_call(reference, start=5))
+        runs = packed_runs(context, limit)
+        packed = torch.cat([_span(s, s + n) for s, n in runs])
+        calls.append(CallPlan("packed", packed, 1, 2, 1))
+    mrope = getattr(reference, "mrope_section", None) is not None
+    if "image" in patterns and mrope:
+        span = int(mrope_segments(0)[0].max()) + 1  # the positions the image call spans
+        start = min(5, max(limit - span, 0))
+        if start + span > limit:
+            raise PatternError(
+                f"patterns 'image' needs max_position >= {span - 1} (text, an image and a "
+                f"video), got {far}"
+            )
+        calls.append(image_call(reference, start=start))
+    elif "image" in patterns and "image" not in default:
+        raise PatternError(
+            "patterns 'image' asks for an M-RoPE call (text, an image and a video), but the "
+            "reference has no mrope_section: leave 'image' out, or build the reference from the "
+            "model's config (RotaryEmbedding.from_hf_config)"
+        )
     if far + 1 > end:
         if "decode" in patterns and far >= end:
             calls.append(CallPlan("decode", _span(far, far + 1), 1, 1, 1))
         calls.append(CallPlan("prefill", _span(max(far + 1 - WINDOW, end), far + 1), 1, 1, 1))
     calls.sort(key=lambda c: int(c.positions.max()))
-    return calls
+    return Plan(calls, notes)
 
 
 def mrope_segments(start: int, resume: bool = True) -> tuple[torch.Tensor, list[str]]:
@@ -170,9 +278,14 @@ def run_call(
 
 
 def check_patterns(patterns: object) -> tuple[str, ...]:
-    """``patterns`` as a tuple of names of :data:`PATTERNS`, else raise."""
+    """``patterns`` as a tuple of names of :data:`PATTERNS` (prefill first), else raise."""
     if isinstance(patterns, str) or not isinstance(patterns, (tuple, list, set, frozenset)):
         raise TypeError(f"patterns must be a sequence of names from {PATTERNS}, got {patterns!r}")
+    if not patterns:
+        raise ValueError(
+            f"patterns must name at least one call pattern of {PATTERNS} (an empty check "
+            "checks nothing); ('prefill',) is the smallest check"
+        )
     unknown = [p for p in patterns if p not in PATTERNS]
     if unknown:
         raise ValueError(f"patterns must be among {PATTERNS}, got {unknown!r}")

@@ -21,9 +21,9 @@ import torch
 
 from ._calls import Call
 from ._common import UNIT_ROUNDOFF, dtype_name, fmt
+from ._facts import Facts, band, find_facts, only_some_heads, token_grid
 from ._model import Model, other_layout, pair_index, pair_parts
-from ._setting import Hypothesis, closest, evaluate, with_layout
-from ._tolerance import excess_ratio
+from ._setting import Hypothesis, evaluate, with_layout
 
 # Angle errors up to this fraction of the angle are what a quantity held in bfloat16 gives
 # (8 significant bits: 2^-8 relative, with room for a product of two such roundings).
@@ -82,7 +82,7 @@ def token_position(call: Call, b: int, t: int) -> int:
 
 def locate(call: Call, which: int, flat: int, layout: str, rotary_dim: int) -> dict:
     shape = call.inputs[which].shape
-    b, h, t, j = (int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
+    b, h, t, j = _unravel(flat, tuple(shape))
     if j < rotary_dim:
         pair = int(pair_index(layout, rotary_dim)[j])
         half = rotary_dim // 2
@@ -91,6 +91,19 @@ def locate(call: Call, which: int, flat: int, layout: str, rotary_dim: int) -> d
         pair, coords = None, (j,)
     return {"tensor": "qk"[which], "b": b, "h": h, "t": t, "j": j, "pair": pair, "coords": coords,
             "where": position_words(call, b, t)}  # fmt: skip
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
+    """The index of element ``flat`` of a row-major tensor of ``shape``.
+
+    torch.unravel_index imports its symbolic-shape machinery on first use: seconds, in a
+    failing check.
+    """
+    index = []
+    for size in reversed(shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return index[::-1]
 
 
 def where_words(loc: dict, rotary_dim: int) -> str:
@@ -129,10 +142,17 @@ def ranges(values: list[int], limit: int = 4) -> str:
 # --------------------------------------------------------------------------- the report
 
 
-def rope_report(subject: Subject, calls: list[Call], options: dict) -> str:
-    """The message of a failed check (``options``: rtol, atol, float32_angles, factor)."""
+def rope_report(
+    subject: Subject, calls: list[Call], options: dict, made: list[str] | None = None
+) -> str:
+    """The message of a failed check (``options``: rtol, atol, float32_angles, factor).
+
+    ``made``: what the plan says of the patterns it made (and of those it could not), listed
+    after the calls.
+    """
     layout, r = subject.model.layout, subject.model.rotary_dim
     head_dim = subject.head_dim
+    facts = find_facts(calls, layout, r)
     # Sort key of each coordinate: position first, then pair (coordinates past rotary_dim after
     # every pair), so the smallest bad key is the first disagreement.
     order = torch.cat([pair_index(layout, r), torch.arange(r // 2, r // 2 + head_dim - r)])
@@ -141,12 +161,11 @@ def rope_report(subject: Subject, calls: list[Call], options: dict) -> str:
     for c, call in enumerate(calls):
         call_error, call_excess = 0.0, 0.0
         for which in (0, 1):
-            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
+            excess = call.excess()[which]
             error = (call.outputs[which] - call.expected[which]).abs().nan_to_num(nan=math.inf)
             bad = excess > 1
             if bool(bad.any()):
-                token = _token_grid(call, excess.shape)
-                key = token * head_dim + order  # (b, h, n, d)
+                key = token_grid(call, excess.shape) * head_dim + order  # (b, h, n, d)
                 key = torch.where(bad, key, torch.full_like(key, torch.iinfo(torch.int64).max))
                 flat = int(key.flatten().argmin())
                 rank = (int(key.flatten()[flat]), c)
@@ -177,15 +196,16 @@ def rope_report(subject: Subject, calls: list[Call], options: dict) -> str:
             f"Largest error: {fmt(value)} at {where_words(loc, r)} ({calls[c].describe()}); "
             f"allowed there {fmt(float(calls[c].allowed[which].flatten()[flat]))}."
         )
-    lines.append(wrong_ranges(subject, calls))
+    lines.append(wrong_ranges(facts, r))
     lines.append("Per call, the largest error and the largest error / allowance:")
     for call, (error, excess) in zip(calls, per_call, strict=True):
         lines.append(
             f"    {call.where()} ({dtype_name(call.dtype)}): {fmt(error)}, {fmt(excess)}"
             + ("" if excess > 1 else " (agrees)")
         )
-    lines += observations(subject, calls)
-    lines += diagnosis(subject, calls, options)
+    lines += made or []
+    lines += observations(subject, calls, facts)
+    lines += diagnosis(subject, calls, options, facts)
     lines.append(
         "Tolerance per coordinate: a |pair| (8 u + the float32 angle error of any common "
         "kernel), the second term only with float32_angles=True; see "
@@ -195,73 +215,77 @@ def rope_report(subject: Subject, calls: list[Call], options: dict) -> str:
     return "\n".join(lines)
 
 
-def _token_grid(call: Call, shape: torch.Size) -> torch.Tensor:
-    """The token position of every coordinate, ``shape`` (b, h, n, d) int64."""
-    p = call.positions
-    if call.rows:
-        token = p.amax(dim=0)[None, None, :, None]
-    elif p.dim() > 1:
-        token = p.reshape(p.shape[0], 1, -1)[..., None]
-    else:
-        token = p[None, None, :, None]
-    return token.expand(shape)
-
-
-def wrong_ranges(subject: Subject, calls: list[Call]) -> str:
+def wrong_ranges(facts: Facts, rotary_dim: int) -> str:
     """Which pairs and which positions disagree, as ranges."""
-    layout, r = subject.model.layout, subject.model.rotary_dim
-    pairs, positions, tail = set(), set(), False
-    index = pair_index(layout, r)
-    for call in calls:
-        for which in (0, 1):
-            bad = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which]) > 1
-            if not bool(bad.any()):
-                continue
-            columns = bad.flatten(0, -2).any(dim=0)  # (head_dim,)
-            pairs.update(int(index[j]) for j in torch.nonzero(columns[:r]).flatten())
-            tail |= bool(columns[r:].any())
-            tokens = _token_grid(call, bad.shape)[bad]
-            positions.update(int(t) for t in tokens.unique())
-    words = f"pairs {ranges(list(pairs))} of 0..{r // 2 - 1}" if pairs else "no pair"
-    if tail:
-        words += f", and coordinates past rotary_dim = {r}"
-    return f"Wrong: {words}, at positions {ranges(list(positions))}."
+    pairs = facts.pairs
+    words = f"pairs {ranges(list(pairs))} of 0..{rotary_dim // 2 - 1}" if pairs else "no pair"
+    if facts.tail:
+        words += f", and coordinates past rotary_dim = {rotary_dim}"
+    return f"Wrong: {words}, at positions {ranges(list(facts.positions))}."
 
 
 # --------------------------------------------------------------------------- observations
 
 
-def observations(subject: Subject, calls: list[Call]) -> list[str]:
-    """Facts measured on the output, independent of any hypothesis."""
+def observations(subject: Subject, calls: list[Call], facts: Facts) -> list[str]:
+    """Facts measured on the output, independent of any hypothesis, in words to act on."""
     layout, r = subject.model.layout, subject.model.rotary_dim
     notes = []
-    wrong = {"q": False, "k": False}
-    tail_changed = False
+    if facts.tensors["q"] != facts.tensors["k"]:
+        right, bad_one = ("q", "k") if facts.tensors["k"] else ("k", "q")
+        notes.append(
+            f"Observed: {right} agrees with the reference everywhere; only {bad_one} does not."
+        )
+    heads = only_some_heads(facts)
+    if heads:
+        notes.append(
+            "Observed: only some heads are wrong (" + "; ".join(heads) + "): look where heads "
+            "are split or indexed (a head count, a view of the flattened heads, a loop over "
+            "the key's heads)."
+        )
+    if facts.at_zero:
+        notes.append(
+            "Observed: already wrong at position 0, where every angle is 0 and a rotation is "
+            "the identity (times the attention factor): something other than the angle is "
+            "wrong there (cos and sin exchanged, a shifted position, a scale, pairs mixed up)."
+        )
+    if facts.wrong_kinds and facts.wrong_kinds != facts.kinds:
+        right = ", ".join(sorted(facts.kinds - facts.wrong_kinds))
+        notes.append(
+            f"Observed: only the {', '.join(sorted(facts.wrong_kinds))} calls are wrong; the "
+            f"{right} calls agree: the code path of that call pattern differs."
+        )
+    stripe = band(facts.pairs, r // 2)
+    if stripe is not None:
+        notes.append(
+            f"Observed: only pairs {stripe[0]}..{stripe[1]} of 0..{r // 2 - 1} are wrong, one "
+            "band with right pairs on both sides: the frequencies of that band (where YaRN's "
+            "ramp and Llama 3's smoothing blend two frequencies) are what differs."
+        )
+    if facts.tail:
+        notes.append(
+            f"Observed: coordinates past rotary_dim = {r} were changed; they should be copied."
+        )
     nonfinite = []
     for call in calls:
         for which, name in ((0, "q"), (1, "k")):
-            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
-            wrong[name] |= bool((excess > 1).any())
-            if r < subject.head_dim:
-                tail_changed |= bool((excess[..., r:] > 1).any())
             bad = ~torch.isfinite(call.outputs[which])
             if bool(bad.any()):
                 flat = int(torch.nonzero(bad.flatten())[0])
                 loc = locate(call, which, flat, layout, r)
                 nonfinite.append(f"{int(bad.sum())} in {name} ({where_words(loc, r)} first)")
-    if wrong["q"] != wrong["k"]:
-        right, bad_one = ("q", "k") if wrong["k"] else ("k", "q")
-        notes.append(
-            f"Observed: {right} agrees with the reference everywhere; only {bad_one} does not."
-        )
-    if tail_changed:
-        notes.append(
-            f"Observed: coordinates past rotary_dim = {r} were changed; they should be copied."
-        )
     if nonfinite:
         notes.append("Observed: your output holds NaN or infinity: " + "; ".join(nonfinite) + ".")
-    # Norms: a rotation keeps each pair's norm, times the attention factor. From the calls of
-    # the most precise dtype only: bfloat16 outputs move norms by ~2^-8.
+    notes += norm_notes(subject, calls)
+    return notes
+
+
+def norm_notes(subject: Subject, calls: list[Call]) -> list[str]:
+    """A rotation keeps each pair's norm, times the attention factor: say when it did not.
+
+    From the calls of the most precise dtype only: bfloat16 outputs move norms by ~2^-8.
+    """
+    layout, r = subject.model.layout, subject.model.rotary_dim
     ratios = []
     finest = min(UNIT_ROUNDOFF[call.dtype] for call in calls)
     for call in (c for c in calls if UNIT_ROUNDOFF[c.dtype] == finest):
@@ -270,29 +294,47 @@ def observations(subject: Subject, calls: list[Call]) -> list[str]:
         ratios.append((torch.sqrt(u2 * u2 + v2 * v2) / torch.sqrt(u * u + v * v)).flatten())
     ratio = torch.cat(ratios)
     ratio = ratio[torch.isfinite(ratio)]
-    if ratio.numel():
-        lo, mid, hi = (float(torch.quantile(ratio, p)) for p in (0.01, 0.5, 0.99))
-        a = subject.attention_factor
-        if hi - lo > 1e-3 * a:
-            notes.append(
-                f"Observed: pair norms (in the reference's layout) change by factors from "
-                f"{fmt(lo)} to {fmt(hi)}: your fn does not rotate these pairs"
-                + (f" (a rotation scales them by the attention factor {fmt(a)})" if a != 1 else "")
-                + "."
-            )
-        elif abs(mid - a) > 1e-3 * a:
-            notes.append(
-                f"Observed: your fn scales every pair's norm by {fmt(mid)}; the reference by "
-                f"its attention factor {fmt(a)}."
-            )
-    return notes
+    if not ratio.numel():
+        return []
+    lo, mid, hi = (float(torch.quantile(ratio, p)) for p in (0.01, 0.5, 0.99))
+    a = subject.attention_factor
+    if hi - lo > 1e-3 * a:
+        return [
+            f"Observed: pair norms (in the reference's layout) change by factors from "
+            f"{fmt(lo)} to {fmt(hi)}: your fn does not rotate these pairs"
+            + (f" (a rotation scales them by the attention factor {fmt(a)})" if a != 1 else "")
+            + "."
+        ]
+    if abs(mid - a) > 1e-3 * a:
+        return [
+            f"Observed: your fn scales every pair's norm by {fmt(mid)}; the reference by "
+            f"its attention factor {fmt(a)}."
+        ]
+    return []
 
 
 # --------------------------------------------------------------------------- the diagnosis
 
 
-def diagnosis(subject: Subject, calls: list[Call], options: dict) -> list[str]:
-    """The bug models that reproduce the output, or the closest one and how far it is."""
+def run_models(
+    hypotheses: list[Hypothesis], calls: list[Call], options: dict, facts: Facts
+) -> list[Hypothesis]:
+    """The hypotheses that reproduce the output: each run on the evidence first, then on all.
+
+    Every ``h.worst`` is set: exact when <= 1, else a lower bound.
+    """
+    explained = []
+    for h in hypotheses:
+        h.worst = evaluate(h, calls, options, stop_above=1.0, evidence=facts.evidence)
+        if h.worst <= 1:
+            h.worst = evaluate(h, calls, options, stop_above=1.0)
+            if h.worst <= 1:
+                explained.append(h)
+    return explained
+
+
+def diagnosis(subject: Subject, calls: list[Call], options: dict, facts: Facts) -> list[str]:
+    """The bug models that reproduce the output; if none does, one that explains most of it."""
     ref = Hypothesis("reference", "", "", subject.model)
     if not options["float32_angles"] and evaluate(ref, calls, options) <= 1:
         return [
@@ -302,9 +344,7 @@ def diagnosis(subject: Subject, calls: list[Call], options: dict) -> list[str]:
             "position * inv_freq in float64 and cast cos/sin, or accept float32 angles."
         ]
     hypotheses = subject.candidates(calls)
-    for h in hypotheses:  # exact when <= 1, else a lower bound (the calls after it skipped)
-        h.worst = evaluate(h, calls, options, stop_above=1.0)
-    explained = first_per_title([h for h in hypotheses if h.worst <= 1])
+    explained = first_per_title(run_models(hypotheses, calls, options, facts))
     tested = len(hypotheses)
     if not explained:
         combos = [
@@ -312,10 +352,8 @@ def diagnosis(subject: Subject, calls: list[Call], options: dict) -> list[str]:
             for h in hypotheses
             if h.model.layout == subject.model.layout and h.model.table_layout is None
         ]
-        for h in combos:
-            h.worst = evaluate(h, calls, options, stop_above=1.0)
         tested += len(combos)
-        explained = first_per_title([h for h in combos if h.worst <= 1])
+        explained = first_per_title(run_models(combos, calls, options, facts))
         hypotheses += combos
     if explained:
         lines = [
@@ -328,31 +366,47 @@ def diagnosis(subject: Subject, calls: list[Call], options: dict) -> list[str]:
     lines = [
         f"Diagnosis: none of the {tested} models of common bugs tested reproduces your output."
     ]
-    reference_worst = evaluate(ref, calls, options)
-    nearest = closest([h for h in hypotheses if math.isfinite(h.worst)], calls, options)
-    if nearest is not None and math.isfinite(nearest.worst):
-        if nearest.worst < reference_worst:
-            share = (
-                "it accounts for most of the error, so it is part of the story but not all of it"
-                if nearest.worst * 10 < reference_worst
-                else "it explains little of the error"
-            )
-            lines.append(
-                f"    Closest: {nearest.title} ({nearest.detail}); its largest error/allowance "
-                f"is {fmt(nearest.worst)}, against {fmt(reference_worst)} for the reference: "
-                f"{share}."
-            )
-        else:
-            lines.append(
-                "    Closest: no model comes closer to your output than the reference itself "
-                f"(largest error/allowance {fmt(reference_worst)}; the nearest tested, "
-                f"{nearest.title}, reaches {fmt(nearest.worst)}). The pairs and positions that "
-                "are wrong (above) are where to look."
-            )
+    part = most_of_it(ref, hypotheses, calls, options, facts)
+    if part is not None:
+        nearest, reference_worst = part
+        lines.append(
+            f"    Part of it: {nearest.title} ({nearest.detail}); with it the largest error / "
+            f"allowance falls from {fmt(reference_worst)} to {fmt(nearest.worst)}, so it "
+            "accounts for most of the error but not all of it."
+        )
+    else:
+        lines.append(
+            "    No model accounts for most of the error either (none brings the largest error "
+            "/ allowance below a tenth of the reference's): what was observed, and the pairs "
+            "and positions that are wrong (above), are where to look."
+        )
     note = growth_note(subject, calls)
     if note:
         lines.append("    " + note)
     return lines
+
+
+def most_of_it(
+    ref: Hypothesis, hypotheses: list[Hypothesis], calls: list[Call], options: dict, facts: Facts
+) -> tuple[Hypothesis, float] | None:
+    """The model that brings the largest error / allowance below a tenth of the reference's.
+
+    A model that explains less is not named: pointing at an unrelated "closest" model sends a
+    reader the wrong way. Each model is cut off as soon as it is past that tenth.
+    """
+    reference_worst = evaluate(ref, calls, options)
+    limit = reference_worst / 10
+    if not math.isfinite(limit):
+        return None
+    best = None
+    for h in hypotheses:
+        bound = evaluate(h, calls, options, stop_above=limit, evidence=facts.evidence)
+        if bound > limit:
+            continue
+        h.worst = evaluate(h, calls, options, stop_above=limit if best is None else best.worst)
+        if h.worst <= limit and (best is None or h.worst < best.worst):
+            best = h
+    return None if best is None else (best, reference_worst)
 
 
 def first_per_title(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
@@ -381,7 +435,7 @@ def growth_note(subject: Subject, calls: list[Call]) -> str | None:
         token = call.token_positions()
         omega = subject.model.freqs(call).inv_freq.to(torch.float64)
         for which in (0, 1):
-            excess = excess_ratio(call.outputs[which], call.expected[which], call.allowed[which])
+            excess = call.excess()[which]
             per_position = excess.flatten(0, 1).amax(dim=(0, 2))  # (n,)
             err_pos = (call.outputs[which] - call.expected[which]).abs().flatten(0, 1)
             err_pos = err_pos.amax(dim=(0, 2))

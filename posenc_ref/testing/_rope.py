@@ -28,8 +28,9 @@ import torch
 from .._checks import check_bool, check_int
 from ..device import check_device
 from ..rope import RotaryEmbedding
-from ._arrays import RopeFn
+from ._arrays import FnRaised, RopeFn
 from ._bugs import candidate_models
+from ._calls import Call, CallPlan
 from ._common import (
     check_dtypes,
     check_nonnegative_float,
@@ -37,18 +38,19 @@ from ._common import (
     check_seed,
     fmt,
 )
+from ._failures import last_working_position, raised_message
 from ._model import pair_index, pair_parts, predict, reference_model, written_layout
 from ._plan import (
     DEFAULT_PATTERNS,
     LARGEST_POSITION,
-    Call,
-    CallPlan,
+    PatternError,
+    Plan,
     check_patterns,
     plan_calls,
     run_call,
 )
 from ._report import Subject, rope_report
-from ._tolerance import excess_ratio, rope_allowance
+from ._tolerance import rope_allowance
 
 __all__ = ["assert_rope_equal", "rope_error", "RopeFn"]
 
@@ -129,6 +131,36 @@ def guard_reference(reference: RotaryEmbedding, call: Call) -> None:
             f"reference {reference!r} rotates differently from its frequencies() and layout "
             "(a kind of module this check does not model); please report it"
         )
+
+
+def plan_for(
+    fn: RopeFn,
+    reference: RotaryEmbedding,
+    max_position: int | None,
+    patterns: tuple[str, ...],
+    default: tuple[str, ...],
+) -> Plan:
+    """The calls for ``fn``: the patterns asked for, those its adapter adds, those it lacks.
+
+    A pattern the adapter's convention cannot express (``unsupported``) is an error when it was
+    asked for, and a note in the report when it was only in the default list.
+    """
+    lacking = tuple(getattr(fn, "unsupported", ()))
+    asked = [p for p in patterns if p in lacking and p not in default]
+    if asked:
+        raise PatternError(
+            f"patterns {asked} cannot be made through {type(fn).__name__}: its calling convention "
+            f"has no {' or '.join(asked)} call (a cos/sin table has one row per position, no "
+            "M-RoPE rows); leave it out"
+        )
+    added = tuple(getattr(fn, "patterns", ()))
+    kept = tuple(p for p in dict.fromkeys(patterns + added) if p not in lacking)
+    plan = plan_calls(reference, max_position, kept, default)
+    mrope = getattr(reference, "mrope_section", None) is not None
+    for p in patterns:
+        if p in lacking and (p != "image" or mrope):
+            plan.notes.append(f"Not made: {p!r} (the calling convention of {fn!r} has none).")
+    return plan
 
 
 def assert_rope_equal(
@@ -262,16 +294,20 @@ def assert_rope_equal(
     atol = check_nonnegative_float("atol", atol)
     seed = check_seed(seed)
     device = check_kit_device(device, reference)
-    skipped = tuple(getattr(fn, "unsupported", ()))
-    patterns = check_patterns(patterns) + tuple(getattr(fn, "patterns", ()))
-    patterns = tuple(p for p in dict.fromkeys(patterns) if p not in skipped)
+    default = tuple(patterns) if patterns is DEFAULT_PATTERNS else ()
+    patterns = check_patterns(patterns)
+    plan = plan_for(fn, reference, max_position, patterns, default)
 
     generator = torch.Generator().manual_seed(seed)
-    calls = [
-        run_call(fn, plan, dtype, reference.head_dim, generator, device)
-        for plan in plan_calls(reference, max_position, patterns)
-        for dtype in dtypes
-    ]
+    calls: list[Call] = []
+    for call_plan in plan.calls:
+        for dtype in dtypes:
+            try:
+                calls.append(run_call(fn, call_plan, dtype, reference.head_dim, generator, device))
+            except FnRaised as raised:
+                worked = max((int(c.positions.max()) for c in calls), default=None)
+                last = last_working_position(fn, raised, worked, dtype, reference.head_dim, device)
+                raise AssertionError(raised_message(raised, last, max_position)) from raised.error
     guard_reference(reference, calls[0])
     model = reference_model(reference)
     failed = False
@@ -281,8 +317,7 @@ def assert_rope_equal(
             rope_allowance(model, x, call, float32_angles=float32_angles, rtol=rtol, atol=atol)
             for x in call.inputs
         )
-        for got, expected, allowed in zip(call.outputs, call.expected, call.allowed, strict=True):
-            failed |= bool((excess_ratio(got, expected, allowed) > 1).any())
+        failed |= any(bool((excess > 1).any()) for excess in call.excess())
     if not failed:
         return None
     options = {
@@ -291,7 +326,7 @@ def assert_rope_equal(
         "float32_angles": float32_angles,
         "attention_factor": float(reference.attention_factor),
     }
-    raise AssertionError(rope_report(rope_subject(reference), calls, options))
+    raise AssertionError(rope_report(rope_subject(reference), calls, options, plan.made()))
 
 
 def rope_error(

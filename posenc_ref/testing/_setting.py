@@ -2,17 +2,19 @@ r"""What every bug model is built from and judged by.
 
 :class:`Setting` holds the reference, its model and the calls the user's function received, and
 what was read off the output (frequencies, a fitted base); :class:`Hypothesis` is one candidate
-model of a mistake; :class:`BugModel` a row of the table of mistakes (``_bugs.py``);
-:func:`evaluate` runs a candidate on the user's inputs and returns its largest error / allowance.
+model of a mistake; :class:`BugModel` a row of the table of mistakes (``_bugs.py``), carrying
+its own :class:`Example`; :func:`evaluate` runs a candidate on the user's inputs and returns its
+largest error / allowance, first at a few coordinates (the evidence: where the output is wrong
+and where it is right), then everywhere.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 import torch
 
@@ -34,8 +36,36 @@ class Hypothesis:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A wrong function that a bug model must name: what a row of the table proves itself on.
+
+    Attributes
+    ----------
+    fn : callable
+        The wrong implementation, ``fn(q, k, positions)`` (or the call form of ``check``).
+    reference : object
+        What it is checked against (a :class:`~posenc_ref.RotaryEmbedding` for
+        :func:`~posenc_ref.testing.assert_rope_equal`).
+    names : str
+        The title the check's diagnosis must give.
+    options : dict
+        Keyword arguments of the check (``patterns``, ``max_position``, ``dtypes``, ...).
+    also : tuple of str
+        Titles that reproduce the same output on the check's calls and are named with it (a
+        switch made on a chunk's token count and one never made agree on calls shorter than
+        the original context).
+    """
+
+    fn: Callable
+    reference: object
+    names: str
+    options: Mapping = field(default_factory=dict)
+    also: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class BugModel:
-    """One row of :data:`BUG_MODELS`: a kind of mistake and how to model it.
+    """One row of :data:`~._bugs.BUG_MODELS`: a kind of mistake, how to model it, an example.
 
     Attributes
     ----------
@@ -44,10 +74,17 @@ class BugModel:
     candidates : callable
         ``Setting -> iterator of Hypothesis``: the models of this mistake for one reference
         (none when it cannot apply to it).
+    example : callable
+        ``() -> Example``: a wrong function written the way the mistake is made, and its
+        reference; one test runs every row's example and checks that the check names it.
+    group : str
+        The kind of mistake, for the list on the check page ("layouts", "positions", ...).
     """
 
     title: str
     candidates: Callable[[Setting], Iterator[Hypothesis]]
+    example: Callable[[], Example]
+    group: str
 
 
 class Setting:
@@ -56,7 +93,10 @@ class Setting:
     def __init__(self, reference: RotaryEmbedding, calls: list[Call]) -> None:
         self.reference = reference
         self.calls = calls
-        self.ref = reference_model(reference)
+        # The reference's frequencies, computed once per call length for every model built
+        # from it (each is run on every call, q and k, on the evidence first).
+        self.frequencies = lru_cache(maxsize=64)(reference.frequencies)
+        self.ref = dataclasses.replace(reference_model(reference), frequencies=self.frequencies)
         self.rotary_dim = reference.rotary_dim
         self.head_dim = reference.head_dim
         self.base = reference.base
@@ -127,7 +167,7 @@ def method_frequencies(
     except (TypeError, ValueError):
         return None
     if scaling.length_dependent:  # declared by the METHODS table, never guessed
-        return lambda seq_len: scaling.frequencies(dim, base, seq_len)
+        return lru_cache(maxsize=64)(lambda seq_len: scaling.frequencies(dim, base, seq_len))
     return fixed(freqs)
 
 
@@ -193,7 +233,11 @@ def with_layout(h: Hypothesis, layout: str) -> Hypothesis:
 
 
 def evaluate(
-    h: Hypothesis, calls: list[Call], options: dict, stop_above: float = math.inf
+    h: Hypothesis,
+    calls: list[Call],
+    options: dict,
+    stop_above: float = math.inf,
+    evidence: Mapping[int, torch.Tensor] | None = None,
 ) -> float:
     """Largest error / allowance of the model's prediction over every call (<= 1: explained).
 
@@ -203,24 +247,38 @@ def evaluate(
     certain to exceed ``stop_above`` the remaining calls are skipped and a lower bound (above
     ``stop_above``) is returned: a model that fails on the first call costs one call. An
     infinite bound is returned at once (it is exact).
+
+    ``evidence`` (call index to token indices) compares those tokens of those calls only: a
+    lower bound, the necessary condition a few coordinates decide (for a low-precision model,
+    with the rounding step allowed everywhere).
     """
     worst, worst_step, inside, total = 0.0, 0.0, 0, 0
     low = h.model.precision is not None
     # The farthest call first: where a wrong low-precision model misses by the most (the kit's
     # calls near position 0 cannot tell it from the reference), so it is dropped soonest.
-    for call in sorted(calls, key=lambda c: -c.seq_len):
+    order = sorted(range(len(calls)), key=lambda c: -calls[c].seq_len)
+    if evidence is not None:
+        order = [c for c in order if c in evidence]
+    for c in order:
+        call = calls[c]
+        tokens = None if evidence is None else evidence[c]
         factor = max(float(h.model.freqs(call).attention_factor), options["attention_factor"])
         common = dict(
             float32_angles=True, rtol=options["rtol"], atol=options["atol"], attention_factor=factor
         )
         # The relative terms depend on the model and the call only: once for q and k.
-        relative = relative_allowance(h.model, call, float32_angles=True, rtol=options["rtol"])
+        relative = relative_allowance(
+            h.model, call, float32_angles=True, rtol=options["rtol"], tokens=tokens
+        )
         if low:
             relative_step = relative_allowance(
-                h.model, call, float32_angles=True, rtol=options["rtol"], rounding_step=True
-            )
+                h.model, call, float32_angles=True, rtol=options["rtol"], rounding_step=True,
+                tokens=tokens,
+            )  # fmt: skip
         for which, (x, got) in enumerate(zip(call.inputs, call.outputs, strict=True)):
-            predicted = predict(h.model, x, call, which)
+            if tokens is not None:
+                x, got = x[..., tokens, :], got[..., tokens, :]
+            predicted = predict(h.model, x, call, which, tokens)
             allowed = rope_allowance(h.model, x, call, relative=relative, **common)
             excess = excess_ratio(got, predicted, allowed)
             worst = max(worst, float(excess.max()))
@@ -234,7 +292,7 @@ def evaluate(
             bound = worst_step if low else worst
             if bound > stop_above or bound == math.inf:
                 return bound
-    if worst > 1 and low and worst_step <= 1 and inside >= 0.99 * total:
+    if low and (evidence is not None or (worst > 1 and worst_step <= 1 and inside >= 0.99 * total)):
         return worst_step
     return worst
 

@@ -28,12 +28,10 @@ smoothing) carries the rounding of. The derivation, kernel by kernel, is on the 
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from ._calls import Call
-from ._common import UNIT_ROUNDOFF
+from ._common import UNIT_ROUNDOFF, excess_ratio
 from ._model import Model, pair_index, pair_parts
 
 __all__ = [
@@ -170,16 +168,18 @@ def relative_allowance(
     float32_angles: bool,
     rtol: float | None,
     rounding_step: bool = False,
+    tokens: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The allowance of each rotated coordinate relative to its pair's norm, before the factor.
 
     ``rtol + angle_i(m)`` (plus ``rounding_step``'s term) for the frequency the coordinate's
-    table entry holds: ``(n, rotary_dim)`` or ``(batch, 1, n, rotary_dim)``. It depends on the
-    model and the call only, so the queries and the keys of a call share it.
+    table entry holds: ``(n, rotary_dim)`` or ``(batch, 1, n, rotary_dim)``, for the token
+    indices ``tokens`` only when given. It depends on the model and the call only, so the
+    queries and the keys of a call share it.
     """
     r = model.rotary_dim
     omega = model.freqs(call).inv_freq.detach().to("cpu", torch.float64)
-    m = model.pair_positions(call).abs()  # (n, pairs) or (batch, 1, n, pairs)
+    m = model.pair_positions(call, tokens).abs()  # (n, pairs) or (batch, 1, n, pairs)
     out_rel = rtol if rtol is not None else OUTPUT_ROUNDINGS * UNIT_ROUNDOFF[call.dtype]
     relative = torch.full_like(m, out_rel)
     if float32_angles:
@@ -230,17 +230,3 @@ def rope_allowance(
     rotated = model.written(a * norm * relative + atol)
     copied = UNIT_ROUNDOFF[call.dtype] * x[..., r:].abs() + atol
     return torch.cat([rotated, copied], dim=-1)
-
-
-def excess_ratio(got: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """Error divided by its allowance (> 1: disagreement); infinite where only one side is finite.
-
-    Where both are non-finite (a float16 overflow the model reproduces) the ratio is 0.
-    """
-    error = (got - expected).abs()
-    ratio = error / allowed  # 0/0 (an exact copy with no allowance) is NaN: fixed below
-    ratio.masked_fill_(error == 0, 0.0)
-    # Only a non-finite ratio can come from non-finite values (one look, not two, when none is)
-    if not bool(torch.isfinite(ratio).all()):
-        ratio.masked_fill_(~torch.isfinite(got) & ~torch.isfinite(expected), 0.0)
-    return torch.nan_to_num_(ratio, nan=math.inf, posinf=math.inf)

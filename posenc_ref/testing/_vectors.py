@@ -72,8 +72,10 @@ def modules_of(config: Mapping, layer_type: str | None, layout: str | None) -> d
     try:
         return {"rope": RotaryEmbedding.from_hf_config(config, **kwargs)}
     except ValueError as error:
-        if "layer_type" not in str(error):
-            raise
+        # The reader refuses a config with one RoPE per layer type unless told which type: the
+        # decision is whether it reads one per layer type, never what its message says. A
+        # config the reader refuses for another reason reads no layer type either, and the
+        # first refusal is the one shown.
         first_error = error
     modules = {}
     for name in layer_type_names(config):

@@ -1,34 +1,39 @@
-r"""Bug models of engines: their call patterns, M-RoPE with images, their conventions.
+r"""Rows of the bug table: engines' call patterns, and M-RoPE with images and videos.
 
-Rows of the kit's table of mistakes (:data:`~._bugs.BUG_MODELS` takes them in this order):
-
-- call patterns: a decode step off by one, a length switch made on a chunk's length, one offset
-  for a whole batch or packed row, positions running on across packed sequences, only as many
-  query heads rotated as there are key heads, an in-place update that reads its own output;
-- M-RoPE with image and video positions: sections in the wrong order, consecutive instead of
-  interleaved sections (or the reverse), the 1-D fallback, text that does not resume after the
-  image;
-- conventions engines follow, each named with the engines known to follow it, from their code:
-  YaRN's band edges truncated or not, YaRN's attention factor curves, dynamic NTK read as
-  NTK-alpha.
-
-Each is a small function of the :class:`~._setting.Setting` that yields the candidate models.
+Call patterns: a decode step off by one, a length switch made on a chunk's length, one offset
+for a whole batch or packed row, positions running on across packed sequences, an in-place
+update that reads its own output. M-RoPE: sections in the wrong order, consecutive instead of
+interleaved sections (and the reverse, Qwen3-VL's rule on a Qwen2.5-VL model), the 1-D
+fallback, text that does not resume after the image. Each row carries its example (see
+``_bugs_rotation.py``).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterator
 
 import torch
 
-from ..absolute import inv_freq as plain_inv_freq
 from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
-from ..rope_scaling import ScaledFrequencies, yarn, yarn_mscale
+from ..rope import RotaryEmbedding
+from ..rope_scaling import ScaledFrequencies
+from ._adapters import inplace_fn, offset_fn, offsets_fn
 from ._calls import Call, position_runs
-from ._common import fmt
-from ._setting import BugModel, Hypothesis, Setting, fixed
+from ._plan import mrope_segments
+from ._setting import BugModel, Example, Hypothesis, Setting
+from ._wrong import rotate
+
+
+def _half() -> RotaryEmbedding:
+    return RotaryEmbedding(64, layout="half")
+
+
+def _released(name: str) -> RotaryEmbedding:
+    from ..models import released_config
+
+    return RotaryEmbedding.from_hf_config(released_config(name))
+
 
 # --------------------------------------------------------------------------- call patterns
 
@@ -59,12 +64,21 @@ def decode_step(s: Setting) -> Iterator[Hypothesis]:
     )
 
 
+def example_decode() -> Example:
+    reference = _half()
+
+    def fn(q, k, positions):  # right for prefill, one off in the single-token branch
+        return reference(q, k, positions + 1 if positions.numel() == 1 else positions)
+
+    return Example(fn, reference, "the decode step off by one")
+
+
 def chunk_length(s: Setting) -> Iterator[Hypothesis]:
     """A length-dependent method switched on the number of tokens in the call."""
     if "chunk" not in _kinds(s) or s.method is None:
         return
-    short = s.reference.frequencies(0).inv_freq
-    if all(torch.equal(s.reference.frequencies(c.seq_len).inv_freq, short) for c in s.calls):
+    short = s.frequencies(0).inv_freq
+    if all(torch.equal(s.frequencies(c.seq_len).inv_freq, short) for c in s.calls):
         return
     yield s.hypothesis(
         "chunk_length",
@@ -74,6 +88,20 @@ def chunk_length(s: Setting) -> Iterator[Hypothesis]:
         "decode step, gets the original-context frequencies",
         length=lambda call: call.n,
     )
+
+
+def example_chunk_length() -> Example:
+    reference = _released("Phi-3.5-mini (LongRoPE)")
+
+    def fn(q, k, positions):  # the switch on the call's token count
+        freqs = reference.frequencies(positions.numel())
+        twin = RotaryEmbedding(reference.head_dim, layout=reference.layout,
+                               scaling=ScaledFrequencies(freqs.inv_freq, freqs.attention_factor))
+        return twin(q, k, positions)  # fmt: skip
+
+    # on calls shorter than the original context, the token count never reaches the switch
+    also = ("the LongRoPE switch fixed at load time (short factors)",)
+    return Example(fn, reference, "the length switch made on the chunk's length", also=also)
 
 
 def _runs(call: Call) -> list[tuple[int, int, int]]:
@@ -149,17 +177,10 @@ def batch_offsets(s: Setting) -> Iterator[Hypothesis]:
         )
 
 
-def query_heads(s: Setting) -> Iterator[Hypothesis]:
-    """GQA/MQA: only as many query heads rotated as there are key heads."""
-    if any(c.inputs[0].shape[1] > c.inputs[1].shape[1] for c in s.calls):
-        yield s.hypothesis(
-            "q_heads",
-            "only as many query heads rotated as key heads",
-            "your fn rotates the first num_kv_heads query heads and leaves the rest unrotated "
-            "(a kernel whose head loop runs over the key's heads, with grouped-query or "
-            "multi-query attention)",
-            q_heads="k",
-        )
+def example_batch_offsets() -> Example:
+    reference = _half()  # seqlen_offsets read as one integer
+    fn = offsets_fn(lambda x, offsets: reference(x, x, offset=int(offsets[0]))[0])
+    return Example(fn, reference, "one offset for every row")
 
 
 def aliased_update(s: Setting) -> Iterator[Hypothesis]:
@@ -174,19 +195,17 @@ def aliased_update(s: Setting) -> Iterator[Hypothesis]:
     )
 
 
-def offset_twice(s: Setting) -> Iterator[Hypothesis]:
-    """The offset added to positions that already hold it."""
-    if any(c.start > 0 for c in s.calls):
-        yield s.hypothesis(
-            "offset_twice",
-            "the offset applied twice",
-            "your fn rotates position m by the angles of m + start, where start is the first "
-            "position of the call (positions that already hold the KV-cache offset get it "
-            "added again)",
-            positions=lambda c: (
-                c.positions + (c.positions.min() if c.rows else c.positions[..., :1])
-            ),
-        )
+def example_aliased() -> Example:
+    reference = _half()
+
+    def fn(q, k, positions):  # overwrites u, then reads it for v
+        cos, sin = reference.cos_sin(positions)
+        for x in (q, k):
+            u, v = x[..., :32], x[..., 32:]
+            u.copy_(u * cos - v * sin)
+            v.copy_(u * sin + v * cos)
+
+    return Example(inplace_fn(fn), reference, "an in-place update that reads its own output")
 
 
 # --------------------------------------------------------------------------- M-RoPE
@@ -239,6 +258,28 @@ def mrope_order(s: Setting) -> Iterator[Hypothesis]:
         )
 
 
+def example_mrope_order() -> Example:
+    reference = _released("Qwen2-VL (M-RoPE)")
+
+    def fn(q, k, positions):  # the height and width rows exchanged
+        return reference(q, k, positions[[0, 2, 1]] if positions.dim() == 2 else positions)
+
+    return Example(fn, reference, "M-RoPE sections in the wrong order")
+
+
+def qwen3_interleave(section: tuple[int, ...], pairs: int) -> torch.Tensor:
+    """The row of each pair by Qwen3-VL's rule, for any section.
+
+    Pair i takes row j = 1 or 2 where i = j mod 3 and i < 3 section[j], the time row elsewhere:
+    transformers' Qwen3-VL slices ``offset:3 * section[j]:3`` of the pairs, so a section larger
+    than the time row's share is cut at the last pair, not refused.
+    """
+    rows = torch.zeros(pairs, dtype=torch.long)
+    for row in (1, 2):
+        rows[row : min(3 * section[row], pairs) : 3] = row
+    return rows
+
+
 def mrope_assignment(s: Setting) -> Iterator[Hypothesis]:
     """Another rule for which pairs a row gets (consecutive vs interleaved sections)."""
     found = _mrope(s)
@@ -252,7 +293,9 @@ def mrope_assignment(s: Setting) -> Iterator[Hypothesis]:
         try:
             other = mrope_pair_rows(list(section), assignment=name)
         except ValueError:
-            continue
+            if name != "interleaved":
+                continue
+            other = qwen3_interleave(section, s.rotary_dim // 2)
         if torch.equal(other, s.ref.pair_rows):
             continue
         yield s.hypothesis(
@@ -263,6 +306,22 @@ def mrope_assignment(s: Setting) -> Iterator[Hypothesis]:
             f"({MROPE_ASSIGNMENTS[assignment].models})",
             pair_rows=other,
         )
+
+
+def example_mrope_assignment() -> Example:
+    # Qwen3-VL's interleaved sections where Qwen2.5-VL takes them consecutively
+    reference = _released("Qwen2.5-VL (M-RoPE)")
+    rows = qwen3_interleave(tuple(reference.mrope_section), reference.rotary_dim // 2)
+    inv_freq = reference.inv_freq.double()
+
+    def fn(q, k, positions):
+        if positions.dim() == 1:
+            positions = positions.expand(3, -1)
+        angles = (positions.double()[rows].T * inv_freq).float()  # (n, pairs): own row each
+        cos, sin = angles.cos(), angles.sin()
+        return rotate(q, cos, sin, "half"), rotate(k, cos, sin, "half")
+
+    return Example(fn, reference, "interleaved sections instead of consecutive ones")
 
 
 def mrope_fallback(s: Setting) -> Iterator[Hypothesis]:
@@ -287,6 +346,12 @@ def mrope_fallback(s: Setting) -> Iterator[Hypothesis]:
     )
 
 
+def example_mrope_fallback() -> Example:
+    reference = _released("Qwen2-VL (M-RoPE)")  # an offset-only kernel: the token's index
+    fn = offset_fn(lambda x, offset: reference(x, x, offset=offset)[0])
+    return Example(fn, reference, "the 1-D fallback")
+
+
 def mrope_resume(s: Setting) -> Iterator[Hypothesis]:
     """Text after an image or video continuing from the token count."""
     if _mrope(s) is None:
@@ -300,150 +365,33 @@ def mrope_resume(s: Setting) -> Iterator[Hypothesis]:
     )
 
 
-# --------------------------------------------------------------------------- conventions
+def example_mrope_resume() -> Example:
+    reference = _released("Qwen2-VL (M-RoPE)")
+
+    def fn(q, k, positions):  # text after a grid numbered from the grid's token count
+        if positions.dim() == 2:
+            positions = mrope_segments(int(positions[0, 0]), resume=False)[0]
+        return reference(q, k, positions)
+
+    return Example(fn, reference, "text positions that do not resume after the image")
 
 
-def _yarn_params(s: Setting) -> dict | None:
-    if s.method != "yarn":
-        return None
-    return dict(s.reference.scaling_params)
-
-
-def yarn_truncate(s: Setting) -> Iterator[Hypothesis]:
-    """YaRN's band edges floored and ceiled, or not: the other ``truncate``."""
-    params = _yarn_params(s)
-    if params is None:
-        return
-    truncate = bool(params.get("truncate", True))
-    flipped = {**params, "truncate": not truncate}
-    freqs = yarn(s.rotary_dim, s.base, **flipped)
-    if torch.equal(freqs.inv_freq, s.reference.frequencies(0).inv_freq):
-        return
-    if truncate:
-        title, words = "YaRN's band edges not truncated", "keeps the fractional band edges"
-        engines = "truncate: false, as gpt-oss's config asks"
-    else:
-        title, words = "YaRN's band edges truncated", "floors and ceils the band edges"
-        engines = (
-            "llama.cpp (ggml_rope_yarn_corr_dims), TensorRT-LLM and mlx-lm always do; vLLM "
-            "did until PR #28244 (issue #27722); the config says truncate: false (gpt-oss)"
-        )
-    yield s.hypothesis(
-        "yarn_truncate",
-        title,
-        f"your fn {words} of YaRN's ramp where the reference does not ({engines})",
-        frequencies=fixed(ScaledFrequencies(freqs.inv_freq, s.attention_factor)),
-    )
-
-
-def yarn_attention(s: Setting) -> Iterator[Hypothesis]:
-    """YaRN's attention factor from another curve or reading of the config."""
-    params = _yarn_params(s)
-    if params is None:
-        return
-    factor, a = float(params["factor"]), s.attention_factor
-    candidates = [
-        (
-            "yarn_default_factor",
-            "YaRN's 0.1 ln s + 1 instead of the config's attention factor",
-            yarn_mscale(factor),
-            "the config's attention_factor (or mscale / mscale_all_dim, whose ratio HF uses) "
-            "is ignored and the default curve used (mlx-lm ignores attention_factor; vLLM's "
-            "and SGLang's generic YaRN paths compute it themselves)",
-        ),
-        (
-            "yarn_007",
-            "YaRN's attention factor 0.07 ln s + 1",
-            0.07 * math.log(factor) + 1 if factor > 1 else 1.0,
-            "TeleChat3's curve (vLLM telechat3_scaling_rope.py), not YaRN's 0.1 ln s + 1",
-        ),
-        (
-            "yarn_multiplier",
-            "the attention factor read as a multiplier",
-            a * yarn_mscale(factor),
-            "HF's final attention_factor multiplied by 0.1 ln s + 1 again, as engines that "
-            "read it as attn_factor do (vLLM, SGLang; PRs vllm #46280, sglang #33558)",
-        ),
-    ]
-    seen = {round(a, 12), 1.0, round(a * a, 12)}  # the reference, factor_missing, factor_doubled
-    for key, title, value, why in candidates:
-        if round(value, 12) in seen:
-            continue
-        seen.add(round(value, 12))
-        yield s.hypothesis(
-            key,
-            title,
-            f"your fn multiplies cos and sin by {fmt(value)} where the reference has "
-            f"{fmt(a)}: {why}",
-            frequencies=lambda n, v=value: ScaledFrequencies(
-                s.reference.frequencies(n).inv_freq, v
-            ),
-        )
-
-
-def ntk_alpha(s: Setting) -> Iterator[Hypothesis]:
-    """Dynamic NTK read as Hunyuan's NTK-alpha: one raised base at every length."""
-    if s.method != "dynamic_ntk":
-        return
-    factor = float(s.reference.scaling_params["factor"])
-    r = s.rotary_dim
-    raised = s.base * factor ** (r / (r - 2))
-    yield s.hypothesis(
-        "ntk_alpha",
-        "dynamic NTK read as NTK-alpha",
-        f"your fn uses one base {raised:.6g} = base x alpha^(d/(d-2)) with alpha = factor = "
-        f"{factor:g} at every length: Hunyuan's NTK-alpha, which TensorRT-LLM applies for "
-        "rope_scaling type 'dynamic' (tensorrt_llm/functional.py, RopeEmbeddingUtils), and vLLM "
-        "and SGLang when the config has 'alpha'; transformers' dynamic NTK grows the base with "
-        "the length only past the original context",
-        frequencies=fixed(ScaledFrequencies(plain_inv_freq(r, raised), 1.0)),
-        base=raised,
-    )
-
-
-def llama3_swapped(s: Setting) -> Iterator[Hypothesis]:
-    """Llama 3's low and high frequency factors exchanged (the smoothing band mislaid)."""
-    if s.method != "llama3":
-        return
-    params = s.reference.scaling_params
-    factor, length = float(params.get("factor", 8.0)), float(params.get("original_max_len", 8192))
-    low, high = (
-        float(params.get("high_freq_factor", 4.0)),
-        float(params.get("low_freq_factor", 1.0)),
-    )
-    if low == high:
-        return
-    # transformers' formula with the two factors exchanged (posenc_ref.llama3 refuses them)
-    omega = plain_inv_freq(s.rotary_dim, s.base)
-    wavelength = 2 * math.pi / omega
-    kept = torch.where(wavelength > length / low, omega / factor, omega)
-    smooth = (length / wavelength - low) / (high - low)
-    middle = ~(wavelength < length / high) & ~(wavelength > length / low)
-    swapped = torch.where(middle, (1 - smooth) * kept / factor + smooth * kept, kept)
-    yield s.hypothesis(
-        "llama3_swapped",
-        "Llama 3's low and high frequency factors swapped",
-        f"your fn uses low_freq_factor={low:g} and high_freq_factor={high:g} where the config "
-        f"has {params.get('low_freq_factor', 1.0):g} and {params.get('high_freq_factor', 4.0):g}: "
-        "the smoothed band of pairs between the two wavelengths is placed and sloped wrong",
-        frequencies=fixed(ScaledFrequencies(swapped, s.attention_factor)),
-    )
-
-
-ENGINE_BUG_MODELS: dict[str, BugModel] = {
-    "decode": BugModel("the decode step off by one or at position 0", decode_step),
-    "chunk_length": BugModel("the length switch made on the chunk's length", chunk_length),
-    "batch_offsets": BugModel("per-row or per-sequence offsets", batch_offsets),
-    "query_heads": BugModel("only as many query heads rotated as key heads", query_heads),
-    "aliased": BugModel("an in-place update that reads its own output", aliased_update),
-    "offset_twice": BugModel("the offset applied twice", offset_twice),
-    "mrope_order": BugModel("M-RoPE sections in the wrong order", mrope_order),
-    "mrope_assignment": BugModel("consecutive vs interleaved sections", mrope_assignment),
-    "mrope_fallback": BugModel("the 1-D fallback", mrope_fallback),
-    "mrope_resume": BugModel("text positions that do not resume after the image", mrope_resume),
-    "yarn_truncate": BugModel("YaRN's band edges truncated or not", yarn_truncate),
-    "yarn_attention": BugModel("YaRN's attention factor curves", yarn_attention),
-    "ntk_alpha": BugModel("dynamic NTK read as NTK-alpha", ntk_alpha),
-    "llama3_swapped": BugModel("Llama 3's frequency factors swapped", llama3_swapped),
-}
-"""The engines' rows of the bug table, in report order."""
+CALL_BUG_MODELS: dict[str, BugModel] = {
+    "decode": BugModel("the decode step off by one or at position 0", decode_step,
+                       example_decode, "call patterns"),
+    "chunk_length": BugModel("the length switch made on the chunk's length", chunk_length,
+                             example_chunk_length, "call patterns"),
+    "batch_offsets": BugModel("per-row or per-sequence offsets", batch_offsets,
+                              example_batch_offsets, "call patterns"),
+    "aliased": BugModel("an in-place update that reads its own output", aliased_update,
+                        example_aliased, "call patterns"),
+    "mrope_order": BugModel("M-RoPE sections in the wrong order", mrope_order,
+                            example_mrope_order, "M-RoPE"),
+    "mrope_assignment": BugModel("consecutive vs interleaved sections", mrope_assignment,
+                                 example_mrope_assignment, "M-RoPE"),
+    "mrope_fallback": BugModel("the 1-D fallback", mrope_fallback, example_mrope_fallback,
+                               "M-RoPE"),
+    "mrope_resume": BugModel("text positions that do not resume after the image", mrope_resume,
+                             example_mrope_resume, "M-RoPE"),
+}  # fmt: skip
+"""The rows of engines' call patterns and of M-RoPE, in report order."""
