@@ -9,6 +9,8 @@ Explained on the site: [Check your implementation](check.md).
   minus the angle).
 - :func:`assert_axial_rope_equal`: a vision tower's 2-D RoPE on patch grids (row-major or in
   merge blocks), with the same diagnosis.
+- :func:`assert_mrope_positions_equal`: a multimodal position builder (the M-RoPE rows of a
+  sequence with images and videos) against each family's rules, with the mistake named.
 - :func:`assert_sinusoidal_equal`: a sinusoidal table (or a function making one).
 - :func:`assert_alibi_slopes_equal`, :func:`assert_alibi_bias_equal`,
   :func:`assert_t5_buckets_equal`: the relative schemes.
@@ -46,6 +48,7 @@ from ._adapters import (
     tokens_fn,
 )
 from ._axial import assert_axial_rope_equal
+from ._builders import assert_mrope_positions_equal
 from ._grad import assert_rope_grad_equal
 from ._kernels import FLOAT32_KERNELS
 from ._properties import (
@@ -64,6 +67,7 @@ __all__ = [
     "assert_rope_equal",
     "rope_error",
     "assert_axial_rope_equal",
+    "assert_mrope_positions_equal",
     "assert_rope_grad_equal",
     "float32_angle_allowance",
     "FLOAT32_KERNELS",

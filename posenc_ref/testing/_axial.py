@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .._checks import check_base, check_bool, check_int
+from .._checks import check_base, check_bool, check_int, check_layout
 from ..axial import SCHEMES, axial_inv_freq, axial_pair_axes, grid_positions
 from ..device import check_device
 from ..rope_scaling import ScaledFrequencies
@@ -40,10 +40,10 @@ GRIDS = ((4, 6), (8, 4), (16, 12))  # (height, width) in patches, multiples of 2
 AxialFn = Callable[[torch.Tensor, torch.Tensor, tuple[int, int]], Sequence[torch.Tensor]]
 
 
-def _scheme_model(scheme: str, base: float, head_dim: int) -> Model:
+def _scheme_model(scheme: str, base: float, head_dim: int, layout: str) -> Model:
     freqs = axial_inv_freq(head_dim, base, scheme)
     return Model(
-        SCHEMES[scheme].layout,
+        layout,
         head_dim,
         fixed(ScaledFrequencies(freqs, 1.0)),
         base=base,
@@ -58,13 +58,17 @@ def _grid_plan(height: int, width: int, scheme: str, merge_size: int, batch: int
     other = 2 if merge_size == 1 else 1
     variants = {
         "other_order": grid_positions(height, width, scheme, merge_size=other).T,
+        # the grid read as (width, height): patch p at row p // height, column p % height
+        "transposed": grid_positions(width, height, scheme, merge_size=merge_size).T,
         "grid": torch.tensor([height, width]),
     }
     return CallPlan("grid", ours, batch, 2, 2, rows=True, variants=variants)
 
 
-def _candidates(scheme: str, base: float, head_dim: int, merge_size: int) -> list[Hypothesis]:
-    ref = _scheme_model(scheme, base, head_dim)
+def _candidates(
+    scheme: str, base: float, head_dim: int, merge_size: int, layout: str
+) -> list[Hypothesis]:
+    ref = _scheme_model(scheme, base, head_dim, layout)
     out = []
 
     def add(key: str, title: str, detail: str, **changes) -> None:
@@ -74,9 +78,19 @@ def _candidates(scheme: str, base: float, head_dim: int, merge_size: int) -> lis
     add(
         "layout",
         "the other pair layout",
-        f"your fn rotates the pairs of the {other} layout; the scheme {scheme!r} rotates "
-        f"{ref.layout} pairs",
+        f"your fn rotates the pairs of the {other} layout; the reference rotates {ref.layout} "
+        f"pairs (HF's {scheme!r} tower rotates {SCHEMES[scheme].layout} pairs; "
+        "mistral-inference's Pixtral rotates interleaved pairs, for Mistral's own weights: "
+        "pass layout= to check it against its own)",
         layout=other,
+    )
+    add(
+        "transposed",
+        "the patch grid transposed",
+        "your fn lays the patches out for a grid of width x height: patch p at row "
+        "p // height and column p % height, where it is row p // width, column p % width (a "
+        "meshgrid over (width, height), or the grid's sizes read in the other order)",
+        positions=lambda c: c.plan.variants["transposed"],
     )
     add(
         "axes",
@@ -151,6 +165,7 @@ def assert_axial_rope_equal(
     head_dim: int,
     base: float,
     merge_size: int = 1,
+    layout: str | None = None,
     dtypes: Sequence[torch.dtype] | torch.dtype = (torch.float32,),
     float32_angles: bool = True,
     rtol: float | None = None,
@@ -183,6 +198,10 @@ def assert_axial_rope_equal(
         The base :math:`n` (the vision config's ``rope_theta``; Qwen2-VL's tower: 10000).
     merge_size
         1 (row-major) or the side of the merge blocks (``spatial_merge_size``), dividing 4.
+    layout
+        The pair layout your code rotates (default: the scheme's, as HF's tower has it).
+        mistral-inference's Pixtral rotates interleaved pairs for Mistral's own weights, which
+        HF's conversion permutes for its half layout: check it with ``layout="interleaved"``.
     dtypes, float32_angles, rtol, atol, seed, device
         As for :func:`~posenc_ref.testing.assert_rope_equal`.
 
@@ -199,6 +218,7 @@ def assert_axial_rope_equal(
     if head_dim % 4:
         raise ValueError(f"head_dim must be a multiple of 4 (two axes of pairs), got {head_dim}")
     base = check_base("base", base)
+    layout = SCHEMES[scheme].layout if layout is None else check_layout("layout", layout)
     merge_size = check_int("merge_size", merge_size, minimum=1)
     if 4 % merge_size:
         raise ValueError(f"merge_size must be 1, 2 or 4 (it divides the grids), got {merge_size}")
@@ -208,7 +228,7 @@ def assert_axial_rope_equal(
     generator = torch.Generator().manual_seed(check_seed(seed))
     device = torch.device("cpu") if device is None else check_device(device, "device")
 
-    model = _scheme_model(scheme, base, head_dim)
+    model = _scheme_model(scheme, base, head_dim, layout)
     calls, failed = [], False
     for height, width in GRIDS:
         plan = _grid_plan(height, width, scheme, merge_size, batch=1)
@@ -239,11 +259,11 @@ def assert_axial_rope_equal(
     subject = Subject(
         model,
         head_dim,
-        f"axial RoPE (scheme={scheme!r}, head_dim={head_dim}, base={base:.10g}, patches in "
-        f"{order})",
+        f"axial RoPE (scheme={scheme!r}, head_dim={head_dim}, base={base:.10g}, "
+        f"layout={layout!r}, patches in {order})",
         1.0,
         model.layout,
-        lambda calls: _candidates(scheme, base, head_dim, merge_size),
+        lambda calls: _candidates(scheme, base, head_dim, merge_size, layout),
     )
     options = {
         "rtol": rtol,
