@@ -2,7 +2,8 @@
 
 A row of ``posenc_ref.testing._bugs.BUG_MODELS`` is a kind of mistake, its models and an example:
 a wrong function written the way the mistake is made, with its reference. The check must name
-that mistake, and nothing else but the mistakes its example says give the same output. Adding a bug is adding a row; this test then runs its example.
+that mistake, and nothing else but the mistakes its example says give the same output. Adding a
+bug is adding a row; this test then runs its example.
 """
 
 import re

@@ -95,8 +95,11 @@ def example_chunk_length() -> Example:
 
     def fn(q, k, positions):  # the switch on the call's token count
         freqs = reference.frequencies(positions.numel())
-        twin = RotaryEmbedding(reference.head_dim, layout=reference.layout,
-                               scaling=ScaledFrequencies(freqs.inv_freq, freqs.attention_factor))
+        twin = RotaryEmbedding(
+            reference.head_dim,
+            layout=reference.layout,
+            scaling=ScaledFrequencies(freqs.inv_freq, freqs.attention_factor),
+        )
         return twin(q, k, positions)  # fmt: skip
 
     # on calls shorter than the original context, the token count never reaches the switch

@@ -107,9 +107,7 @@ def yarn_attention(s: Setting) -> Iterator[Hypothesis]:
             title,
             f"your fn multiplies cos and sin by {fmt(value)} where the reference has "
             f"{fmt(a)}: {why}",
-            frequencies=lambda n, v=value: ScaledFrequencies(
-                s.frequencies(n).inv_freq, v
-            ),
+            frequencies=lambda n, v=value: ScaledFrequencies(s.frequencies(n).inv_freq, v),
         )
 
 

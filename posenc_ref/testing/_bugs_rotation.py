@@ -28,6 +28,7 @@ def _half(head_dim: int = 64, **kwargs) -> RotaryEmbedding:
 
 # --------------------------------------------------------------------------- pairs and layouts
 
+
 def layout_swapped(s: Setting) -> Iterator[Hypothesis]:
     """The pairs of the other layout rotated."""
     yield s.hypothesis(
