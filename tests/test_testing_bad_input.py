@@ -9,6 +9,7 @@ from posenc_ref.mrope import MAX_TOKENS, mrope_positions
 from posenc_ref.testing import (
     assert_rope_equal,
     offset_fn,
+    offsets_fn,
     positions_fn,
     rope_error,
     table_fn,
@@ -81,3 +82,47 @@ def test_mrope_positions_refuses_huge_grids_and_int64_overflow():
 def test_positions_fn_with_a_list_output_is_named():
     with pytest.raises(AssertionError, match="list for x_rot|not an array"):
         assert_rope_equal(positions_fn(lambda x, p: x.tolist()), REFERENCE)
+
+
+# --- issue 39, item 7: the kit's own bad input ------------------------------------------------
+
+
+def test_an_empty_patterns_tuple_is_refused_not_a_pass():
+    with pytest.raises(ValueError, match="at least one call pattern"):
+        assert_rope_equal(REFERENCE, REFERENCE, patterns=())
+
+
+def test_a_pattern_that_cannot_be_made_is_refused_with_why():
+    with pytest.raises(ValueError, match="has no mrope_section"):
+        assert_rope_equal(REFERENCE, REFERENCE, patterns=("prefill", "image"))
+    with pytest.raises(ValueError, match="needs max_position >= 4"):
+        assert_rope_equal(REFERENCE, REFERENCE, patterns=("packed",), max_position=3)
+    assert_rope_equal(REFERENCE, REFERENCE, patterns=("packed", "rows", "chunk"), max_position=4)
+    table = table_fn(REFERENCE.cos_sin(torch.arange(64))[0], REFERENCE.cos_sin(
+        torch.arange(64))[1], layout="half")  # fmt: skip
+    mrope = RotaryEmbedding(16, layout="half", mrope_section=[2, 3, 3])
+    with pytest.raises(ValueError, match="has no image call"):
+        assert_rope_equal(table, mrope, patterns=("prefill", "image"))
+
+
+@pytest.mark.parametrize("max_position", [10, 63, 4095])
+def test_an_offsets_fn_using_the_first_rows_offset_is_caught_below_short_tables(max_position):
+    """Before, the rows call was dropped below context + 20 and this passed."""
+    one = offsets_fn(lambda x, offsets: REFERENCE(x, x, offset=int(offsets[0]))[0])
+    with pytest.raises(AssertionError, match="one offset for every row"):
+        assert_rope_equal(one, REFERENCE, max_position=max_position)
+
+
+def test_a_meta_tensor_output_is_named():
+    with pytest.raises(AssertionError, match="on the meta device, which holds shapes"):
+        assert_rope_equal(positions_fn(lambda x, p: torch.empty_like(x, device="meta")), REFERENCE)
+
+
+def test_an_exception_inside_fn_is_reported_as_the_users():
+    def broken(q, k, positions):
+        raise KeyError("rope_scaling")
+
+    with pytest.raises(
+        AssertionError, match=r"fn raised KeyError in the call with .*'rope_scaling'"
+    ):
+        assert_rope_equal(broken, REFERENCE)

@@ -303,3 +303,59 @@ def test_c_program_reads_two_families_from_the_file(family, tmp_path):
     scaled = write_vectors(tmp_path / "s.safetensors", *build_vectors(released_config("Llama 3.1")))
     run = subprocess.run([binary, scaled, "rope/far/float32"], capture_output=True, text=True)
     assert run.returncode == 1, run.stdout
+
+
+# --- issue 39, item 7: what a file says of itself is checked --------------------------------
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_read_vectors_checks_the_sha256(llama31, suffix, tmp_path):
+    tensors, metadata = llama31
+    changed = dict(tensors)
+    changed["rope/start/float32/q"] = changed["rope/start/float32/q"] * 2
+    write_vectors(tmp_path / f"changed{suffix}", changed, metadata)
+    with pytest.raises(ValueError, match="sha256: the contents do not match"):
+        read_vectors(tmp_path / f"changed{suffix}")
+
+
+def test_a_version_2_file_without_what_version_2_added_is_refused(tmp_path):
+    tensors, metadata = build_vectors(released_config("Qwen2-VL (M-RoPE)"))
+    old = {**metadata, "cases": [c for c in metadata["cases"] if c["window"] != "image"]}
+    write_vectors(tmp_path / "v.npz", tensors, old)
+    write_vectors(tmp_path / "out.npz", {"q_rot": torch.zeros(1)}, {})
+    with pytest.raises(ValueError, match="version: 2, but the file lacks what version 2 added"):
+        verify_outputs(tmp_path / "v.npz", tmp_path / "out.npz")
+
+
+def test_flat_safetensors_entries_that_contradict_the_json_are_refused(llama31, tmp_path):
+    from safetensors.torch import save_file
+
+    tensors, metadata = llama31
+    path = tmp_path / "v.safetensors"
+    write_vectors(path, tensors, metadata)
+    raw = json.loads(path.read_bytes()[8 : 8 + int.from_bytes(path.read_bytes()[:8], "little")])
+    flat = dict(raw["__metadata__"], version="1")  # the JSON says 2
+    save_file({k: v.clone() for k, v in tensors.items()}, str(path), metadata=flat)
+    with pytest.raises(ValueError, match=r"__metadata__.version: says '1', the JSON"):
+        read_vectors(path)
+
+
+def test_an_outputs_file_with_extra_bool_and_int32_tensors_is_read(llama31, tmp_path):
+    from safetensors.torch import save_file
+
+    tensors, metadata = llama31
+    right = RotaryEmbedding.from_hf_config(released_config("Llama 3.1"))
+    outputs = {}
+    for case in metadata["cases"]:
+        name = case["name"]
+        q, k, p = (tensors[f"{name}/{w}"] for w in ("q", "k", "positions"))
+        q_rot, k_rot = right(q, k, p)
+        outputs[f"{name}/q_rot"], outputs[f"{name}/k_rot"] = q_rot.contiguous(), k_rot.contiguous()
+    outputs["mask"] = torch.ones(4, dtype=torch.bool)
+    outputs["token_index"] = torch.arange(4, dtype=torch.int32)
+    write_vectors(tmp_path / "v.safetensors", tensors, metadata)
+    save_file(outputs, str(tmp_path / "out.safetensors"))
+    read, _ = read_vectors(tmp_path / "out.safetensors")
+    assert read["mask"].dtype == torch.bool and read["token_index"].dtype == torch.int32
+    agrees, report = verify_outputs(tmp_path / "v.safetensors", tmp_path / "out.safetensors")
+    assert agrees, report

@@ -117,7 +117,7 @@ def packed_runs(context: int, limit: int) -> list[tuple[int, int]]:
     positions = torch.cat([_span(a, a + c) for a, c in runs])
     if len(position_runs(positions)) != 4 or int(positions.max()) >= limit:
         raise PatternError(
-            f"patterns 'packed' needs max_position >= 7 (four sequences that restart), got "
+            f"patterns 'packed' needs max_position >= 4 (four sequences that restart), got "
             f"{limit - 1}"
         )
     return runs

@@ -55,8 +55,18 @@ DTYPE_CODES = {
     "BF16": (torch.bfloat16, np.uint16),  # NumPy holds the bit pattern
     "I64": (torch.int64, np.int64),
 }
-CODE_OF = {torch_dtype: code for code, (torch_dtype, _) in DTYPE_CODES.items()}
-ITEM_SIZE = {code: np.dtype(numpy_dtype).itemsize for code, (_, numpy_dtype) in DTYPE_CODES.items()}
+# What a file may hold beside those, read and passed on (a vectors file never needs them, but an
+# outputs file written by the safetensors library may carry masks or indices beside its outputs).
+READ_ONLY_CODES = {
+    "BOOL": (torch.bool, np.bool_),
+    "U8": (torch.uint8, np.uint8),
+    "I8": (torch.int8, np.int8),
+    "I16": (torch.int16, np.int16),
+    "I32": (torch.int32, np.int32),
+}
+READ_CODES = {**DTYPE_CODES, **READ_ONLY_CODES}
+CODE_OF = {torch_dtype: code for code, (torch_dtype, _) in READ_CODES.items()}
+ITEM_SIZE = {code: np.dtype(numpy_dtype).itemsize for code, (_, numpy_dtype) in READ_CODES.items()}
 
 
 class VectorsFileError(ValueError):
@@ -77,7 +87,8 @@ def _checked_tensors(tensors: object) -> dict[str, torch.Tensor]:
             f"tensors must be a dict of name -> torch.Tensor or NumPy array, got "
             f"{type(tensors).__name__}"
         )
-    accepted = ", ".join(str(d).replace("torch.", "") for d in CODE_OF)
+    written = {DTYPE_CODES[code][0] for code in DTYPE_CODES}
+    accepted = ", ".join(str(d).replace("torch.", "") for d in written)
     out = {}
     for name, value in tensors.items():
         if not isinstance(name, str) or not name or name == "__metadata__":
@@ -95,7 +106,7 @@ def _checked_tensors(tensors: object) -> dict[str, torch.Tensor]:
             raise TypeError(
                 f"tensor {name} must be a torch.Tensor or a NumPy array, got {type(value).__name__}"
             )
-        if value.dtype not in CODE_OF:
+        if value.dtype not in written:
             raise TypeError(f"tensor {name}: dtype {value.dtype} is not one of {accepted}")
         if value.layout != torch.strided:
             raise TypeError(f"tensor {name} must be dense (strided), got {value.layout}")
@@ -272,10 +283,17 @@ def read_vectors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     if suffix == ".safetensors":
-        return _read_safetensors(path)
-    if suffix == ".npz":
-        return _read_npz(path)
-    return _read_json(path)
+        tensors, metadata = _read_safetensors(path)
+    elif suffix == ".npz":
+        tensors, metadata = _read_npz(path)
+    else:
+        tensors, metadata = _read_json(path)
+    if "sha256" in metadata:  # a file that says what it holds must hold it
+        if not isinstance(metadata["sha256"], str) or metadata["sha256"] != content_hash(tensors):
+            raise _fail(
+                path, "sha256", "the contents do not match their sha256 (the file was changed)"
+            )
+    return tensors, metadata
 
 
 def parse_json(text: str | bytes, path: object, field: str) -> object:
@@ -311,10 +329,8 @@ def _shape(entry: Mapping, path: object, field: str) -> tuple[int, ...]:
 
 def _dtype(entry: Mapping, path: object, field: str) -> str:
     code = entry.get("dtype")
-    if code not in DTYPE_CODES:
-        raise _fail(
-            path, f"{field}.dtype", f"must be one of {tuple(DTYPE_CODES)}, got {code!r:.40}"
-        )
+    if code not in READ_CODES:
+        raise _fail(path, f"{field}.dtype", f"must be one of {tuple(READ_CODES)}, got {code!r:.40}")
     return code
 
 
@@ -345,6 +361,20 @@ def _read_safetensors(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     metadata = _metadata_object(
         parse_json(text, path, "__metadata__.posenc_ref"), path, "__metadata__.posenc_ref"
     )
+    # The flat entries repeat the JSON metadata for readers without JSON: a file whose two
+    # say different things (its version among them) cannot be read as either.
+    for key, value in flat_metadata(metadata).items():
+        if key in raw and raw[key] != value:
+            raise _fail(
+                path,
+                f"__metadata__.{key}",
+                f"says {raw[key]!r:.40}, the JSON metadata (__metadata__.posenc_ref) says "
+                f"{value!r:.40}",
+            )
+    if "version" in raw and "version" not in metadata:
+        raise _fail(
+            path, "__metadata__.version", f"says {raw['version']!r:.40}; the JSON metadata has none"
+        )
     tensors = {}
     for name, entry in header.items():
         entry = _metadata_object(entry, path, f"tensor {name}")
@@ -376,7 +406,7 @@ def _read_safetensors(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
 
 
 def _from_bytes(chunk: bytes, code: str, shape: tuple[int, ...]) -> torch.Tensor:
-    numpy_dtype = np.dtype(DTYPE_CODES[code][1]).newbyteorder("<")
+    numpy_dtype = np.dtype(READ_CODES[code][1]).newbyteorder("<")
     array = np.frombuffer(chunk, dtype=numpy_dtype).astype(numpy_dtype.newbyteorder("="))
     t = torch.from_numpy(array)
     if code == "BF16":
@@ -430,7 +460,7 @@ def _npy(archive, info, path: Path, name: str, text: bool = False) -> np.ndarray
                 raise _fail(path, name, f"unknown .npy version {version}")
             shape, fortran, dtype = read_header(file)
             header_size = file.tell()
-        numbers = {np.dtype(d).str for _, d in DTYPE_CODES.values()}
+        numbers = {np.dtype(d).newbyteorder("<").str for _, d in READ_CODES.values()}
         if dtype.kind != "U" if text else dtype.newbyteorder("<").str not in numbers:
             raise _fail(path, name, f".npy dtype {dtype} is not one a vectors file holds")
         if (
@@ -474,16 +504,18 @@ def _read_json(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
                 f"tensor {name}.data",
                 f"needs {math.prod(shape)} numbers for shape {list(shape)}, got {count}",
             )
-        number = (int,) if code == "I64" else (int, float)
-        if not all(isinstance(v, number) and not isinstance(v, bool) for v in values):
-            raise _fail(
-                path,
-                f"tensor {name}.data",
-                f"must hold only {'integers' if code == 'I64' else 'numbers'}",
-            )
-        wide = torch.int64 if code == "I64" else torch.float64
+        integral = code not in ("F64", "F32", "F16", "BF16", "BOOL")
+        if code == "BOOL":
+            ok, words = all(isinstance(v, bool) for v in values), "true or false"
+        else:
+            number = (int,) if integral else (int, float)
+            ok = all(isinstance(v, number) and not isinstance(v, bool) for v in values)
+            words = "integers" if integral else "numbers"
+        if not ok:
+            raise _fail(path, f"tensor {name}.data", f"must hold only {words}")
+        wide = torch.bool if code == "BOOL" else torch.int64 if integral else torch.float64
         try:
-            tensors[name] = torch.tensor(values, dtype=wide).to(DTYPE_CODES[code][0]).reshape(shape)
+            tensors[name] = torch.tensor(values, dtype=wide).to(READ_CODES[code][0]).reshape(shape)
         except (OverflowError, RuntimeError) as error:
             raise _fail(path, f"tensor {name}.data", str(error)) from None
     return tensors, metadata

@@ -362,6 +362,35 @@ def check_vectors(metadata: dict, tensors: Mapping[str, torch.Tensor], path: str
     _need(isinstance(cases, list) and cases, path, "cases", "must be a non-empty list")
     for i, case in enumerate(cases):
         _check_case(i, case, groups, tensors, path)
+    if metadata["version"] >= 2:
+        check_version_2(metadata, path)
+
+
+# What version 2 added to version 1: the kit's image sequence for each M-RoPE group, and the
+# float32 angle allowance counted kernel by kernel.
+VERSION_2_TOLERANCE = ("exponent_roundings", "loop_roundings", "fixed_roundings", "blend_roundings")
+
+
+def check_version_2(metadata: dict, path: str) -> None:
+    """A file that says version 2 holds what version 2 added (else it is a version 1 file)."""
+    tolerance_keys = metadata.get("tolerance")
+    missing = [
+        k
+        for k in VERSION_2_TOLERANCE
+        if not isinstance(tolerance_keys, dict) or k not in tolerance_keys
+    ]
+    windows = {(c.get("group"), c.get("window")) for c in metadata["cases"]}
+    for group, described in metadata["groups"].items():
+        if described.get("mrope_section") is not None and (group, "image") not in windows:
+            missing.append(f"the image case of group {group!r}")
+    _need(
+        not missing,
+        path,
+        "version",
+        f"2, but the file lacks what version 2 added ({', '.join(missing)}): a version 1 file "
+        "whose version was changed, or one another program wrote; write it again with "
+        "python -m posenc_ref vectors",
+    )
 
 
 def _check_case(i: int, case: object, groups: dict, tensors: Mapping, path: str) -> None:
