@@ -403,6 +403,23 @@ def cli_machine(results: dict) -> str:
     )
 
 
+def verdicts(results: dict) -> str:
+    """The conformance kit's verdict times (CPU and wall), slowest first, or why there are none."""
+    family = results["benchmarks"].get("verdicts")
+    if family is None:
+        return (
+            "*Not in the committed results yet: `python -m benchmarks.run --only verdicts` "
+            "prints them.*"
+        )
+    rows = [
+        [case["name"], case["verdict"], f"{case['cpu_s']:.2f}", f"{case['wall_s']:.2f}"]
+        for case in sorted(family["cases"], key=lambda c: -c["cpu_s"])
+    ]
+    load = ", ".join(str(x) for x in family["load_average_before"])
+    table = _table(["case", "verdict", "CPU s", "wall s"], rows, "llrr")
+    return f"{table}\n\nLoad average (1, 5, 15 min) when the run started: {load}."
+
+
 _ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
 
 

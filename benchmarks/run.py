@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from . import accuracy, import_cost, rope, sinusoidal
+from . import accuracy, import_cost, rope, sinusoidal, verdicts
 from .harness import gpu_info, library_versions, machine_info, set_threads
 
 RESULTS = Path(__file__).with_name("results.json")
@@ -33,6 +33,7 @@ FAMILIES = {
     "accuracy": accuracy.run,
     "rope": rope.run,
     "import": import_cost.run,
+    "verdicts": verdicts.run,  # the conformance kit's verdict times (issue 39)
 }
 COMMAND = "python -m benchmarks.run"
 # Why one torch thread by default: the comparisons are ratios between implementations run with

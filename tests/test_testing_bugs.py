@@ -49,3 +49,20 @@ def test_the_check_page_prints_the_list_from_the_table():
     assert "print(bug_list())" in page
     for row in BUG_MODELS.values():  # not written out by hand anywhere on the page
         assert f"- **{row.title}" not in page
+
+
+@pytest.mark.parametrize(
+    "key, observed",
+    [
+        ("first_head", "Observed: only some heads are wrong (q head 1 wrong, q head 0 right;"),
+        ("decode", "Observed: only the decode calls are wrong; the chunk, prefill calls agree"),
+        ("cos_sin_swapped", "Observed: already wrong at position 0, where every angle is 0"),
+        ("llama3_swapped", "Observed: only pairs 29..34 of 0..63 are wrong, one band"),
+    ],
+)
+def test_the_report_says_what_it_observed(key, observed):
+    """Facts a reader can act on, measured before any model is run."""
+    example = BUG_MODELS[key].example()
+    with pytest.raises(AssertionError) as info:
+        assert_rope_equal(example.fn, example.reference, **example.options)
+    assert observed in str(info.value)

@@ -44,7 +44,6 @@ from ._adapters import (
     per_dtype_fn,
     positions_fn,
     qk_fn,
-    table_fn,
     tokens_fn,
 )
 from ._axial import assert_axial_rope_equal
@@ -59,6 +58,7 @@ from ._properties import (
 )
 from ._relative import assert_alibi_bias_equal, assert_alibi_slopes_equal, assert_t5_buckets_equal
 from ._rope import assert_rope_equal, rope_error
+from ._table_fn import table_fn
 from ._tolerance import float32_angle_allowance
 from ._vector_files import VectorsFileError, read_vectors, write_vectors
 from ._vectors import build_vectors, verify_outputs

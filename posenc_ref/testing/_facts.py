@@ -120,13 +120,15 @@ def band(pairs: set[int], count: int) -> tuple[int, int] | None:
 
 def only_some_heads(facts: Facts) -> list[str]:
     """For each of q and k with some heads wrong and others right: which, in words."""
+
+    def heads(indices: list[int]) -> str:
+        return ("head " if len(indices) == 1 else "heads ") + ", ".join(map(str, indices))
+
     words = []
     for name in ("q", "k"):
         wrong, seen = facts.heads.get(name, (set(), set()))
         if wrong and wrong != seen:
-            right = sorted(seen - wrong)
             words.append(
-                f"{name} heads {', '.join(map(str, sorted(wrong)))} are wrong, "
-                f"{name} head{'s' if len(right) > 1 else ''} {', '.join(map(str, right))} right"
+                f"{name} {heads(sorted(wrong))} wrong, {name} {heads(sorted(seen - wrong))} right"
             )
     return words

@@ -12,10 +12,12 @@ How it works, in three steps:
    same inputs; the ones whose prediction matches the user's output within the same allowance
    are the diagnosis. Nothing is inferred from the size of the error alone.
 
-The three steps live in their own modules: ``plan_windows.py`` (the inputs and the tolerance),
-``_model.py`` and ``_bugs.py`` (the float64 model of an implementation, and the bugs as models
-with their search), ``rope_report.py`` (the message). Functions of other array libraries and other
-calling conventions come in through the adapters of ``_arrays.py``.
+The steps live in their own modules: ``_plan.py`` and ``_tolerance.py`` (the inputs and the
+allowance), ``_model.py`` (the float64 model of an implementation), ``_facts.py`` (what is
+measured on a failed output), ``_bugs.py`` and the ``_bugs_*.py`` rows (the bugs as models, each
+with its example), ``_report.py`` (the message), ``_failures.py`` (an exception raised by the
+user's function, and its table's length). Functions of other array libraries and other calling
+conventions come in through the adapters of ``_adapters.py``.
 """
 
 from __future__ import annotations
