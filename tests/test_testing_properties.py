@@ -159,6 +159,7 @@ def test_testing_works_without_hypothesis_except_the_strategies(fresh_imports):
     [
         "posenc_ref.testing._rope",
         "posenc_ref.testing._arrays",
+        "posenc_ref.testing._adapters",
         "posenc_ref.testing._vectors",
         "posenc_ref.testing._absolute",
         "posenc_ref.testing._relative",

@@ -4,7 +4,7 @@ r"""The report of a failed check: where it disagrees, what was observed, and the
 pair, the largest error, which pairs and positions are wrong (:func:`wrong_ranges`), the error
 per call, facts measured on the output (:func:`observations`), and the diagnosis
 (:func:`diagnosis`): the bug models that reproduce the output within the tolerance, or, if none
-does, the closest one and how far it is.
+does, one that accounts for most of the error, if any; the facts (``_facts.py``) otherwise.
 
 A report is about a :class:`Subject`: the reference as a model, with the function that lists
 the bug models to test (``_bugs.py`` for a :class:`~posenc_ref.RotaryEmbedding`, ``_axial.py``

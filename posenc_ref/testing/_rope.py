@@ -222,7 +222,8 @@ def assert_rope_equal(
     and the diagnosis: each common bug and engine convention is a model run on the same inputs
     (layouts, positions, bases, scaling methods and their conventions, call patterns, M-RoPE
     sections, low precision, alone or two at once), and the ones that reproduce your output
-    within the same tolerance are named. If none does, the closest is named with how far it is.
+    within the same tolerance are named. If none does, a model is named only if it accounts for
+    most of the error; otherwise the observed facts are the lead.
 
     Parameters
     ----------
@@ -235,9 +236,12 @@ def assert_rope_equal(
     max_position
         Largest position checked, ``1 .. 2**53`` (float64 tells integers apart up to there);
         default ``max(8 L_0, 131072)`` for original context :math:`L_0` (or the last row of a
-        :func:`table_fn` table). Lower it if your implementation has a fixed maximum length.
-        Only the positions checked cost time and memory, not their values: ``2**40`` is as
-        cheap as ``1000``.
+        :func:`table_fn` table). Pass the last row of your implementation's table if it has one
+        (vLLM's cache of ``max_position_embeddings`` rows: ``max_position_embeddings - 1``);
+        when your function raises past it, the check finds the last position it takes and names
+        the value to pass. Every pattern is placed below it (chunks, rows and packed sequences
+        move under a table shorter than the original context). Only the positions checked cost
+        time and memory, not their values: ``2**40`` is as cheap as ``1000``.
     dtypes
         Input dtypes to check, each in its own calls: float32 (default), float64, bfloat16,
         float16.
@@ -259,7 +263,9 @@ def assert_rope_equal(
         (a batch with per-row offsets), ``"packed"`` (sequences packed into one row, positions
         restarting) and ``"image"`` (M-RoPE only); default all but ``"rows"`` and ``"packed"``,
         which an adapter adds when its convention has them (:func:`offsets_fn`,
-        :func:`packed_fn`).
+        :func:`packed_fn`, :func:`tokens_fn`). Each one asked for is made, or a ``ValueError``
+        says why it cannot be (``()`` is refused: it checks nothing); a failure report lists
+        the patterns made.
 
     Returns
     -------
@@ -269,7 +275,11 @@ def assert_rope_equal(
     Raises
     ------
     AssertionError
-        When ``fn`` disagrees, returns the wrong type, shape or dtype, with the details above.
+        When ``fn`` disagrees, returns the wrong type, shape or dtype, with the details above;
+        or raises an exception (reported as yours, with its message, and the last position your
+        function takes when the exception is one of length).
+    ValueError, TypeError
+        For bad arguments, and a pattern that cannot be made.
 
     Examples
     --------
