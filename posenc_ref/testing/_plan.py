@@ -94,12 +94,11 @@ class PatternError(ValueError):
     """A call pattern that was asked for and cannot be made: the message says why."""
 
 
-def _below(limit: int, count: int, length: int) -> tuple[int, list[int]]:
-    """A length and ``count`` distinct starts > 0 that keep every run below ``limit``."""
-    length = max(1, min(length, limit - count))
+def row_starts(limit: int, length: int) -> tuple[int, list[int]]:
+    """A row length and three distinct starts > 0 (two below a table of 3 rows) under ``limit``."""
+    length = max(1, min(length, limit - 2))
     top = limit - length  # the largest start that fits
-    starts = sorted({min(3, top), top // 2, top} if count == 3 else {top})
-    return length, starts
+    return length, sorted({min(3, top), top // 2, top})
 
 
 def packed_runs(context: int, limit: int) -> list[tuple[int, int]]:
@@ -139,7 +138,7 @@ def _windows(context: int, far: int, patterns: tuple[str, ...], notes: list[str]
         reason = (
             f"it is past max_position {far}, so no call reaches it"
             if context > far
-            else "the first and the last window cover it"
+            else "it is too close to the first or the last window for a call of its own"
         )
         notes.append(
             f"No prefill window of its own around the original context {context}: {reason}."
@@ -188,7 +187,7 @@ def plan_calls(
             )
         starts, length = [3, 37, max(context - 20, 43)], 40
         if starts[-1] + length > limit:
-            length, starts = _below(limit, 3, length)
+            length, starts = row_starts(limit, length)
             notes.append(f"The rows start at {starts} (below max_position {far}).")
         rows = torch.stack([_span(s, s + length) for s in starts])[:, None, :]
         calls.append(CallPlan("rows", rows, len(starts), 2, 1))
@@ -216,6 +215,9 @@ def plan_calls(
         if "decode" in patterns and far >= end:
             calls.append(CallPlan("decode", _span(far, far + 1), 1, 1, 1))
         calls.append(CallPlan("prefill", _span(max(far + 1 - WINDOW, end), far + 1), 1, 1, 1))
+    if "decode" in patterns and not any(c.kind == "decode" for c in calls):
+        # a table shorter than the first window: one token at its last row
+        calls.append(CallPlan("decode", _span(far, far + 1), 1, 2, 1))
     calls.sort(key=lambda c: int(c.positions.max()))
     return Plan(calls, notes)
 
