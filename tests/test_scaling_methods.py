@@ -65,29 +65,25 @@ def with_halved(monkeypatch):
 
 
 def test_a_new_method_is_its_function_and_its_row(with_halved):
-    """The toy's row is all it takes: exported, in the schema, a rope_type, and read."""
+    """The toy's row, added at run time: exported, named by the schema and the kit's table.
+
+    What is made when the package is imported (``__all__``, the ``rope_type`` entry a row's
+    ``rope_types`` derives) is checked on the maintainer's diff, below, in a copy of the package.
+    """
     assert (HALVED.keys, HALVED.length_dependent) == (("factor",), False)
     from posenc_ref.rope_scaling import halved as exported  # the re-export, from the row
 
-    assert exported is halved and "halved" in dir(rope_scaling)  # __all__: at import, below
+    assert exported is halved and "halved" in dir(rope_scaling)
     assert rope_scaling.SCALING_METHODS["halved"] is halved
     assert json_schema()["$defs"]["scaling"]["properties"]["method"]["enum"][-1] == "halved"
-    kind = ROPE_TYPES["halved"]  # derived: the type's keys are the method's
-    assert (kind.keys, kind.transform) == (frozenset({"factor"}), "halved")
-    assert "halved" in list(ROPE_TYPES) and len(ROPE_TYPES) == len(list(ROPE_TYPES))
-    assert explorer_data().method_of("halved") == "halved"
-
-    config = {"model_type": "llama", "head_dim": 8, "max_position_embeddings": 4096,
-              "rope_scaling": {"rope_type": "halved", "factor": 4}}  # fmt: skip
-    spec = rope_spec(config)
-    assert spec.scaling == Scaling("halved", {"factor": 4.0}) and spec.factor == 4.0
-    assert list(spec.inv_freq_values) == [1.0, 0.1, 0.01 / 4, 0.001 / 4]
-    torch.testing.assert_close(spec.inv_freq, halved(8, factor=4.0).inv_freq, rtol=0, atol=0)
-    # the command line reads it too: see the maintainer's diff below, inspected in a copy
-    with pytest.raises(ValueError, match="'unknown'"):
-        rope_spec({**config, "rope_scaling": {"rope_type": "halved", "factor": 4.0, "unknown": 1}})
-    with pytest.raises(ValueError, match="rope_type 'halved' needs the key 'factor'"):
-        rope_spec({**config, "rope_scaling": {"rope_type": "halved"}})
+    assert Scaling("halved", {"factor": 4.0}).values(8, 10000.0).inv_freq == [
+        1.0, 0.1, 0.01 / 4, 0.001 / 4]  # fmt: skip
+    torch.testing.assert_close(
+        Scaling("halved", {"factor": 4.0}).frequencies(8, 10000.0).inv_freq,
+        halved(8, factor=4.0).inv_freq, rtol=0, atol=0,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="not accepted by method 'halved'"):
+        Scaling("halved", {"factor": 4.0, "original_max_len": 64})
 
 
 @given(dim=st.integers(2, 64).map(lambda n: 2 * n), factor=st.floats(1.0, 1e3))
@@ -162,11 +158,12 @@ def test_hf_linear_is_the_method_read_with_its_own_keys():
 
 
 def test_a_written_entry_and_a_row_never_claim_the_same_rope_type():
-    """The types a row names are not also written by hand, and each written one's method exists."""
-    written = ROPE_TYPES._written  # noqa: SLF001 (the hand-written part of the table)
+    """A type a row names is derived (not also written by hand); a written one names a method."""
     named = [hf for row in METHODS.values() for hf in row.rope_types]
-    assert len(named) == len(set(named)) and not set(named) & set(written)
-    for rope_type, kind in written.items():
+    assert len(named) == len(set(named))
+    for rope_type, kind in ROPE_TYPES.items():
+        derived = kind.read.__qualname__.startswith("method_type.")
+        assert derived == (rope_type in named), rope_type
         assert kind.transform is None or kind.transform in METHODS, rope_type
 
 
@@ -213,12 +210,15 @@ NEW_ROW = '    "halved": Method(functions.halved, rope_types=("halved",)),\n'
 
 # Run in the copy: what the package then says about the method, as JSON.
 PROBE = """
-import json
+import importlib.util, json, sys
 from posenc_ref import rope_scaling
 from posenc_ref.cli import json_schema
 from posenc_ref.models import ROPE_TYPES
 from posenc_ref.rope_scaling import halved, METHODS
 
+spec = importlib.util.spec_from_file_location("explorer_data", sys.argv[1])  # the site's hook
+explorer = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(explorer)
 print(json.dumps({
     "file": rope_scaling.__file__,
     "all": rope_scaling.__all__,
@@ -226,6 +226,7 @@ print(json.dumps({
     "function": halved.__module__ + "." + halved.__name__,
     "rope_type": [sorted(ROPE_TYPES["halved"].keys), ROPE_TYPES["halved"].transform],
     "schema": json_schema(),
+    "explorer": explorer.method_of("halved"),
 }))
 """
 
@@ -252,8 +253,8 @@ def _in_copy(root: Path, *argv: str) -> subprocess.CompletedProcess:
 
 
 def test_the_maintainers_diff_is_all_a_new_method_takes(maintainers_copy):
-    """Function and row: exported, in ``__all__``, the schema's enum, a rope_type, and read."""
-    probe = _in_copy(maintainers_copy, "-c", PROBE)
+    """Function and row: exported, in ``__all__`` and the schema, a rope_type, read, inspected."""
+    probe = _in_copy(maintainers_copy, "-c", PROBE, str(ROOT / "hooks" / "explorer_data.py"))
     assert probe.returncode == 0, probe.stderr
     facts = json.loads(probe.stdout)
     assert Path(facts["file"]).parent == maintainers_copy / "posenc_ref"
@@ -261,6 +262,7 @@ def test_the_maintainers_diff_is_all_a_new_method_takes(maintainers_copy):
     assert facts["function"] == "posenc_ref.rope_scaling_functions.halved"
     enum = facts["schema"]["$defs"]["scaling"]["properties"]["method"]["enum"]
     assert enum == [*METHODS, "halved"] and facts["rope_type"] == [["factor"], "halved"]
+    assert facts["explorer"] == "halved"  # the explorer's map: the rope_type's method
 
     config = {"model_type": "llama", "head_dim": 8,
               "rope_scaling": {"rope_type": "halved", "factor": 4.0}}  # fmt: skip

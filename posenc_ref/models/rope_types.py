@@ -20,7 +20,7 @@ key ``original_max_position_embeddings`` is the methods' ``original_max_len`` in
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -306,9 +306,14 @@ def method_type(method: str, rope_type: str | None = None) -> RopeType:
     return RopeType(frozenset(row.keys), method, read)
 
 
-# The types with a reading of their own (the module's docstring says why each is written here).
-_WRITTEN: dict[str, RopeType] = {
+def _method_types() -> dict[str, RopeType]:
+    """One entry per HF name a row of :data:`~posenc_ref.rope_scaling.METHODS` gives."""
+    return {hf: method_type(name, hf) for name, row in METHODS.items() for hf in row.rope_types}
+
+
+ROPE_TYPES: dict[str, RopeType] = {
     "default": RopeType(frozenset(), None, _default),
+    **_method_types(),  # HF linear; the entries below have a reading of their own (see above)
     "dynamic": RopeType(frozenset({"factor"}), "dynamic_ntk", _dynamic),
     "ntk_alpha": RopeType(frozenset({"alpha", "factor"}), "ntk_aware", _ntk_alpha),
     "yarn": RopeType(
@@ -351,48 +356,9 @@ _WRITTEN: dict[str, RopeType] = {
     ),
     "proportional": RopeType(frozenset({"factor"}), None, _proportional, full_width=True),
 }
-
-
-class _RopeTypes(MutableMapping[str, RopeType]):
-    """The entries written above, then one per HF name a row of METHODS gives (``rope_types``).
-
-    Read from :data:`~posenc_ref.rope_scaling.METHODS` at each access, so a row added to it is a
-    type here too. Setting an entry writes (or overrides) one; only written ones can be deleted.
-    """
-
-    def __init__(self, written: Mapping[str, RopeType]) -> None:
-        self._written = dict(written)
-
-    @staticmethod
-    def _derived() -> dict[str, str]:  # HF name -> method
-        return {hf: name for name, row in METHODS.items() for hf in row.rope_types}
-
-    def __getitem__(self, rope_type: str) -> RopeType:
-        if rope_type in self._written:
-            return self._written[rope_type]
-        return method_type(self._derived()[rope_type], rope_type)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._written
-        yield from (hf for hf in self._derived() if hf not in self._written)
-
-    def __len__(self) -> int:
-        return len(self._written.keys() | self._derived().keys())
-
-    def __setitem__(self, rope_type: str, entry: RopeType) -> None:
-        self._written[rope_type] = entry
-
-    def __delitem__(self, rope_type: str) -> None:
-        del self._written[rope_type]
-
-    def __repr__(self) -> str:
-        return f"ROPE_TYPES({list(self)})"
-
-
-ROPE_TYPES: MutableMapping[str, RopeType] = _RopeTypes(_WRITTEN)
 """HF ``rope_type`` -> :class:`RopeType` (the keys it reads, the transform it is): the entries
-written in ``rope_types.py`` and one for each name in a row's ``rope_types`` of
-:data:`~posenc_ref.rope_scaling.METHODS` (:func:`method_type`)."""
+written here and one for each name in a row's ``rope_types`` of
+:data:`~posenc_ref.rope_scaling.METHODS` (:func:`method_type`), made when the module is imported."""
 
 
 def read_type(kind: RopeType, args: TypeArgs, rope_type: str) -> TypeResult:
