@@ -14,11 +14,11 @@ conformance kit recomputes, all through the table.
 
 Adding a method is its function (``@tensor_method``, in :mod:`posenc_ref.rope_scaling_functions`),
 its row here and its property test. Everything else is read from the row: the keys it takes and
-whether it depends on the sequence length (from the function's keyword-only parameters), its
-name here (``from posenc_ref.rope_scaling import name``, and ``__all__``), the command line's
-JSON schema, the config reader's entry for each HF name
-the row gives (:data:`posenc_ref.models.ROPE_TYPES`), the explorer's map and the kit's
-strategies.
+whether it depends on the sequence length (from the function's keyword-only parameters), its name
+here (``from posenc_ref.rope_scaling import name``, and ``__all__``), the command line's JSON
+schema, the config reader's entry for each HF name the row gives
+(:data:`posenc_ref.models.ROPE_TYPES`) and the explorer's map. (The kit's strategy draws its
+methods from :data:`METHODS` too.)
 """
 
 from __future__ import annotations
