@@ -358,13 +358,24 @@ def import_cost(results: dict) -> str:
     imp = results["benchmarks"]["import"]
     labels = {
         "torch": "`import torch`",
-        "posenc_ref": "`import posenc_ref` (includes torch)",
-        "posenc_ref_after_torch": "`import posenc_ref` after `import torch`: its own cost",
+        "posenc_ref": "`import posenc_ref` (neither torch nor NumPy)",
+        "posenc_ref_after_torch": "`import posenc_ref.rope` after `import torch`: the tensor "
+        "modules' own cost",
     }
     rows = [[labels.get(name, name), _timing(t)] for name, t in imp["variants"].items()]
     heavy = ", ".join(imp["heavy_modules_imported"]) or "none"
-    rows.append(["heavy optional modules imported by `import posenc_ref`", heavy])
-    return _table(["", "time (median, min–max)"], rows, "lr")
+    rows.append(["heavy modules imported by `import posenc_ref`", heavy])
+    table = _table(["", "time (median, min–max)"], rows, "lr")
+    measured = imp.get("measured")
+    if not measured:
+        return table
+    load = measured["load_average_1_5_15"] or ["?"]
+    after = measured["load_average_after"] or ["?"]
+    return (
+        f"{table}\n\nMeasured {measured['date_utc']}, "
+        f"{imp['variants']['torch']['repeats']} interleaved rounds at niceness "
+        f"{measured['nice']}; the 1-min load average was {load[0]} before and {after[0]} after."
+    )
 
 
 def load_cli(path: Path | str | None = None) -> dict:

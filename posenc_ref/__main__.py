@@ -37,6 +37,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -72,7 +73,7 @@ EXIT_DISAGREES = 1  # verify: the outputs disagree with the vectors
 EXIT_USAGE = 2
 EXIT_BUG = 3  # a failure inside posenc_ref, never the user's input
 EXIT_BROKEN_PIPE = 141  # the shell's status for a process stopped by SIGPIPE
-MAX_DEPTH = 64  # a model config nests a few levels; deeper JSON is refused before it is read
+MAX_DEPTH = 64  # a model config nests a few levels; deeper JSON is refused before it is parsed
 MAX_DIGITS = 4300  # Python's limit on the digits of an integer read from text
 MAX_BYTES = 64 * 2**20  # a model config is a few kilobytes; /dev/zero-sized input is refused
 
@@ -337,6 +338,11 @@ def _read_config(path: Path) -> dict:
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise _Refused(f"{path}: cannot read it ({error})") from error
+    if _nests_deeper_than(data, MAX_DEPTH):  # before json.loads, which recurses per level
+        raise _Refused(
+            f"{path} nests arrays or objects too deeply to read (a model config nests a few "
+            f"levels; posenc_ref reads at most {MAX_DEPTH})"
+        )
     try:
         config = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as error:
@@ -348,36 +354,36 @@ def _read_config(path: Path) -> dict:
             f"{path} holds an integer of {error.args[0]} digits; Python reads integers of at "
             f"most {MAX_DIGITS} digits from text, and no model config needs one"
         ) from error
-    except RecursionError as error:
-        raise _Refused(
-            f"{path} nests arrays or objects too deeply to read (a model config nests a few "
-            f"levels; posenc_ref reads at most {MAX_DEPTH})"
-        ) from error
     if not isinstance(config, dict):
         raise _Refused(
             f"{path} must hold a JSON object (a model's config), got a {type(config).__name__}"
         )
-    depth = _depth(config)
-    if depth > MAX_DEPTH:
-        raise _Refused(
-            f"{path} nests arrays or objects {depth} levels deep; a model config nests a few "
-            f"levels, and posenc_ref reads at most {MAX_DEPTH}"
-        )
     return config
 
 
-def _depth(value: object) -> int:
-    """How deeply lists and dicts nest in ``value`` (iterative: no recursion limit to hit)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, level + 1)
-            if level + 1 <= MAX_DEPTH:  # deeper than that is refused anyway
-                stack.extend((child, level + 1) for child in item)
-    return deepest
+# A JSON string: its quotes and what lies between, escapes included (possessive: no backtracking).
+_JSON_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _nests_deeper_than(data: bytes, limit: int) -> bool:
+    """Whether arrays and objects in the JSON text ``data`` open more than ``limit`` deep.
+
+    Counted on the text, before ``json.loads``, whose decoder recurses once per level: CPython
+    raises RecursionError past its limit, but under Pyodide (the site's "Read your config")
+    the C stack overflows first, a few thousand levels down, and the interpreter dies. Counting
+    here, without recursion, gives the same refusal everywhere. Brackets inside strings do not
+    count (UTF-8 puts no ASCII byte inside a multi-byte character, so bytes can be scanned).
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:  # every config: no level to count
+        return False
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    depth = 0
+    for byte in brackets:
+        depth += 1 if byte in b"[{" else -1
+        if depth > limit:
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------- the figure

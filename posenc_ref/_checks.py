@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import reprlib
+import sys
 
 LAYOUTS = ("interleaved", "half")
 
@@ -142,3 +143,53 @@ def check_rotary_dim(name: str, value: object, *, head_dim: int) -> int:
             f"are passed through), got {value}"
         )
     return value
+
+
+# --------------------------------------------------------------------------- context extension
+
+
+def check_factor(name: str, value: object) -> float:
+    """Return the extension ratio ``value`` as a float ``>= 1``, else raise.
+
+    ``factor < 1`` would compress the context, which no context-extension method is meant for.
+    """
+    return check_positive_float(name, value, minimum=1.0)
+
+
+def check_ntk_dim(name: str, value: object) -> int:
+    """Return ``value`` if it is an even integer ``>= 4`` (an NTK method's width), else raise."""
+    value = check_dim(name, value)
+    if value < 4:
+        # With one pair, omega_0 = 1 for every base: the base has nothing to change, and
+        # "keep omega_0, map the slowest pair like PI" contradicts itself (exponent d/(d-2)).
+        raise ValueError(f"{name} must be an even integer >= 4 for NTK scaling, got {value!r}")
+    return value
+
+
+def check_betas(beta_fast: object, beta_slow: object) -> tuple[float, float]:
+    """Return YaRN's turn counts if ``beta_fast >= beta_slow > 0``, else raise."""
+    beta_fast = check_positive_float("beta_fast", beta_fast)
+    beta_slow = check_positive_float("beta_slow", beta_slow)
+    if beta_fast < beta_slow:  # equal is a step (Kimi K2 releases 1.0 and 1.0)
+        raise ValueError(
+            f"beta_fast must be >= beta_slow (32 and 1 in the paper), got "
+            f"beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
+        )
+    return beta_fast, beta_slow
+
+
+def check_factor_list(name: str, values: object, *, pairs: int) -> list[float]:
+    """Return ``values`` as ``pairs`` positive floats (a list, or a 1-D tensor), else raise."""
+    torch = sys.modules.get("torch")  # a tensor can only come from a program that imported it
+    if torch is not None and isinstance(values, torch.Tensor):
+        values = values.detach().to("cpu", torch.float64).flatten().tolist()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} must be a list of {pairs} positive numbers, got {values!r}")
+    values = list(values)
+    if len(values) != pairs:
+        raise ValueError(
+            f"{name} must have dim // 2 = {pairs} entries (one per rotary pair), got {len(values)}"
+        )
+    for i, value in enumerate(values):
+        check_positive_float(f"{name}[{i}]", value)
+    return [float(v) for v in values]

@@ -13,7 +13,6 @@ RoPE, and importable from here too.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -47,8 +46,8 @@ from .rope_functions import (
 )
 from .rope_scaling import ScaledFrequencies, Scaling
 
-if TYPE_CHECKING:
-    from .models import RopeSpec
+# A spec (posenc_ref.models.RopeSpec) is named in annotations by its full path and never
+# imported: the maths imports nothing of the reader, not even for its types (tests/test_layers.py).
 
 __all__ = [
     "rope_cos_sin",
@@ -213,7 +212,7 @@ class RotaryEmbedding(nn.Module):
         self.query_scale = query_scale
         self.clockwise = check_bool("clockwise", clockwise)
         # The model config this module was built from (from_spec, from_hf_config), else None.
-        self.spec: RopeSpec | None = None
+        self.spec: posenc_ref.models.RopeSpec | None = None  # noqa: F821
         method, freqs, static = check_scaling(scaling, self.rotary_dim, self.base)
         self._use(method, static)
         # float64 on the CPU, a plain attribute rather than a buffer so .to(dtype) can't round it
@@ -442,7 +441,7 @@ class RotaryEmbedding(nn.Module):
     @classmethod
     def from_spec(
         cls,
-        spec: RopeSpec,
+        spec: posenc_ref.models.RopeSpec,  # noqa: F821
         *,
         max_len: int = 4096,
         device: torch.device | str | None = None,

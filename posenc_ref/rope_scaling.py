@@ -7,33 +7,39 @@ and sin; the functions (:func:`linear`, :func:`ntk_aware`, :func:`dynamic_ntk`, 
 in :mod:`posenc_ref.rope_scaling_functions`, with the API decisions they take, and importable
 from here.
 
-:data:`METHODS` is the table of methods: each name with its function, whether its frequencies
-depend on the current sequence length (``dynamic_ntk``, ``longrope``) and the keys it takes.
-:class:`Scaling` ``(method, params)`` is one method with its arguments: the typed value the config
-reader returns, ``RotaryEmbedding`` keeps, and the conformance kit recomputes, all through the
-table. Adding a method is one function and one row of :data:`METHODS`.
+:data:`METHODS` is the table of methods, one row each: its function, and the HF ``rope_type``
+names read as the method's own keys. :class:`Scaling` ``(method, params)`` is one method with its
+arguments: the typed value the config reader returns, ``RotaryEmbedding`` keeps, and the
+conformance kit recomputes, all through the table.
+
+Adding a method is its function (``@tensor_method``, in :mod:`posenc_ref.rope_scaling_functions`),
+its row here and its property test. Everything else is read from the row: the keys it takes and
+whether it depends on the sequence length (from the function's keyword-only parameters), its name
+here (``from posenc_ref.rope_scaling import name``, and ``__all__``), the command line's JSON
+schema, the config reader's entry for each HF name the row gives
+(:data:`posenc_ref.models.ROPE_TYPES`) and the explorer's map. (The kit's strategy draws its
+methods from :data:`METHODS` too.)
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .rope_scaling_functions import (
-    ScaledFrequencies,
-    ScaledValues,
-    dynamic_ntk,
-    linear,
-    llama3,
-    longrope,
-    longrope_attention_factor,
-    ntk_aware,
-    yarn,
-    yarn_mscale,
-)
+from . import rope_scaling_functions as functions
+from .rope_scaling_functions import ScaledFrequencies, ScaledValues
+from .rope_scaling_functions import longrope_attention_factor as longrope_attention_factor
+from .rope_scaling_functions import yarn_mscale as yarn_mscale  # re-exported, as the methods
 
+if TYPE_CHECKING:
+    # What documentation tools and type checkers read (statically) for the methods' names here;
+    # at run time they come from METHODS, through __getattr__ below.
+    from .rope_scaling_functions import *  # noqa: F403
+
+# Read statically by the documentation (one name per row of METHODS is added below).
 __all__ = [
     "ScaledFrequencies",
     "ScaledValues",
@@ -41,37 +47,46 @@ __all__ = [
     "Method",
     "METHODS",
     "SCALING_METHODS",
-    "linear",
-    "ntk_aware",
-    "dynamic_ntk",
-    "yarn",
     "yarn_mscale",
-    "llama3",
     "longrope_attention_factor",
-    "longrope",
 ]
 
 
 @dataclass(frozen=True)
 class Method:
-    """One context-extension method, as :data:`METHODS` holds it.
+    """One context-extension method: a row of :data:`METHODS`.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(dim, base, *, ...)`` -> :class:`ScaledFrequencies`, written with
+        ``@tensor_method``; its keyword-only parameters are the method's keys.
+    rope_types : tuple of str
+        The HF ``rope_type`` names whose RoPE dict holds exactly this method's keys: the config
+        reader reads each as the method (:data:`posenc_ref.models.ROPE_TYPES` derives its entry).
+        Types with a reading of their own (HF ``dynamic``, ``yarn``, ``llama3``, ``longrope``)
+        are written in ``posenc_ref/models/rope_types.py`` and name their method there.
 
     Attributes
     ----------
-    function : callable
-        ``function(dim, base, **params)`` -> :class:`ScaledFrequencies`; a length-dependent one
-        also takes ``seq_len=``.
-    length_dependent : bool
-        Whether its frequencies change with the current length (the largest position + 1):
-        ``dynamic_ntk`` grows its base and ``longrope`` switches lists past
-        ``original_max_len``. Declared here, never guessed from the function's signature.
     keys : tuple of str
         The keyword arguments it takes besides ``dim``, ``base`` and ``seq_len``, in order.
+    length_dependent : bool
+        Whether its frequencies change with the current length (the largest position + 1): the
+        function takes ``seq_len`` (``dynamic_ntk`` grows its base, ``longrope`` switches lists
+        past ``original_max_len``).
     """
 
     function: Callable[..., ScaledFrequencies]
-    length_dependent: bool
-    keys: tuple[str, ...]
+    rope_types: tuple[str, ...] = ()
+    keys: tuple[str, ...] = field(init=False)
+    length_dependent: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        parameters = inspect.signature(self.function).parameters.values()
+        keywords = [p.name for p in parameters if p.kind is p.KEYWORD_ONLY]
+        object.__setattr__(self, "keys", tuple(k for k in keywords if k != "seq_len"))
+        object.__setattr__(self, "length_dependent", "seq_len" in keywords)
 
     def frequencies(
         self, dim: int, base: float, params: Mapping[str, Any], seq_len: int = 0
@@ -92,38 +107,50 @@ class Method:
 
 
 METHODS: dict[str, Method] = {
-    "linear": Method(linear, False, ("factor",)),
-    "ntk_aware": Method(ntk_aware, False, ("factor",)),
-    "dynamic_ntk": Method(dynamic_ntk, True, ("factor", "original_max_len")),
-    "yarn": Method(
-        yarn,
-        False,
-        ("factor", "original_max_len", "beta_fast", "beta_slow", "truncate", "attention_factor"),
-    ),
-    "llama3": Method(
-        llama3, False, ("factor", "low_freq_factor", "high_freq_factor", "original_max_len")
-    ),
-    "longrope": Method(
-        longrope,
-        True,
-        (
-            "short_factor",
-            "long_factor",
-            "original_max_len",
-            "factor",
-            "max_len",
-            "attention_factor",
-        ),  # fmt: skip
-    ),
+    "linear": Method(functions.linear, rope_types=("linear",)),
+    "ntk_aware": Method(functions.ntk_aware),
+    "dynamic_ntk": Method(functions.dynamic_ntk),
+    "yarn": Method(functions.yarn),
+    "llama3": Method(functions.llama3),
+    "longrope": Method(functions.longrope),
 }
 """Method name -> :class:`Method`: the names a :class:`Scaling` (and
-``RotaryEmbedding(scaling=...)``) accepts, each with its function, whether it depends on the
-sequence length, and the keys it takes."""
+``RotaryEmbedding(scaling=...)``) accepts, each with its function, the keys it takes, whether it
+depends on the sequence length, and the HF ``rope_type`` names read as it."""
 
-SCALING_METHODS: dict[str, Callable[..., ScaledFrequencies]] = {
-    name: method.function for name, method in METHODS.items()
-}
+
+class _Functions(Mapping[str, Callable[..., ScaledFrequencies]]):
+    """Method name -> function, read from :data:`METHODS` at each access (a row added is in)."""
+
+    def __getitem__(self, name: str) -> Callable[..., ScaledFrequencies]:
+        return METHODS[name].function
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(METHODS)
+
+    def __len__(self) -> int:
+        return len(METHODS)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+SCALING_METHODS: Mapping[str, Callable[..., ScaledFrequencies]] = _Functions()
 """Method name -> function (the functions of :data:`METHODS`)."""
+
+
+__all__ += list(METHODS)  # each method's name, from its row
+
+
+def __getattr__(name: str) -> Callable[..., ScaledFrequencies]:
+    """A method's function by its name in :data:`METHODS` (PEP 562): the row names it here."""
+    if name in METHODS:
+        return METHODS[name].function
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *METHODS})
 
 
 class Scaling(Mapping[str, Any]):

@@ -15,9 +15,12 @@ Each method is written once, on Python floats (float64): its body computes a lis
 :func:`tensor_method` returns as a tensor, and ``method.values`` (the body itself, returning a
 :class:`~posenc_ref.values.ScaledValues`) is what the config reader uses without torch.
 
-:mod:`posenc_ref.rope_scaling` re-exports every function here and names them in its table
-:data:`~posenc_ref.rope_scaling.METHODS`, for use by name
-(:class:`~posenc_ref.rope_scaling.Scaling`).
+A method is its function here and its row of :data:`posenc_ref.rope_scaling.METHODS`, which
+names it for use by name (:class:`~posenc_ref.rope_scaling.Scaling`, the config reader, the
+command line's schema, the kit) and makes it importable from :mod:`posenc_ref.rope_scaling`.
+This module has no ``__all__``: each public function here is a method or a helper of one, and
+:mod:`posenc_ref.rope_scaling` reads them all (a list here would be one more place to add a
+method to).
 
 API decisions (where this module departs from, or picks between, the systems people run; the
 full list is on the "Context extension" page):
@@ -42,29 +45,24 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._checks import check_base, check_bool, check_dim, check_int, check_positive_float
+from ._checks import (
+    check_base,
+    check_betas,
+    check_bool,
+    check_dim,
+    check_factor,
+    check_factor_list,
+    check_int,
+    check_ntk_dim,
+    check_positive_float,
+)
 from .values import ScaledValues, inv_freq_values
 
 if TYPE_CHECKING:
     import torch
-
-__all__ = [
-    "ScaledFrequencies",
-    "ScaledValues",
-    "tensor_method",
-    "linear",
-    "ntk_aware",
-    "dynamic_ntk",
-    "yarn",
-    "yarn_mscale",
-    "llama3",
-    "longrope_attention_factor",
-    "longrope",
-]
 
 
 class ScaledFrequencies(NamedTuple):
@@ -104,19 +102,6 @@ def tensor_method(formula: Callable[..., ScaledValues]) -> Callable[..., ScaledF
     return method
 
 
-def _check_factor(factor: object) -> float:
-    return check_positive_float("factor", factor, minimum=1.0)
-
-
-def _check_ntk_dim(dim: object) -> int:
-    dim = check_dim("dim", dim)
-    if dim < 4:
-        # With one pair, omega_0 = 1 for every base: the base has nothing to change, and
-        # "keep omega_0, map the slowest pair like PI" contradicts itself (exponent d/(d-2)).
-        raise ValueError(f"dim must be an even integer >= 4 for NTK scaling, got {dim!r}")
-    return dim
-
-
 @tensor_method
 def linear(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequencies:
     r"""Linear scaling / Position Interpolation: every frequency divided by ``factor``.
@@ -144,7 +129,7 @@ def linear(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequenci
     ScaledFrequencies
         ``inv_freq`` of shape ``(dim // 2,)``, float64; ``attention_factor`` 1.0.
     """
-    factor = _check_factor(factor)
+    factor = check_factor("factor", factor)
     return ScaledValues([w / factor for w in inv_freq_values(check_dim("dim", dim), base)], 1.0)
 
 
@@ -177,9 +162,9 @@ def ntk_aware(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFreque
     ScaledFrequencies
         ``inv_freq`` of shape ``(dim // 2,)``, float64; ``attention_factor`` 1.0.
     """
-    dim = _check_ntk_dim(dim)
+    dim = check_ntk_dim("dim", dim)
     base = check_base("base", base)
-    factor = _check_factor(factor)
+    factor = check_factor("factor", factor)
     return ScaledValues(inv_freq_values(dim, base * factor ** (dim / (dim - 2))), 1.0)
 
 
@@ -231,9 +216,9 @@ def dynamic_ntk(
     ScaledFrequencies
         ``inv_freq`` of shape ``(dim // 2,)``, float64; ``attention_factor`` 1.0.
     """
-    dim = _check_ntk_dim(dim)
+    dim = check_ntk_dim("dim", dim)
     base = check_base("base", base)
-    factor = _check_factor(factor)
+    factor = check_factor("factor", factor)
     seq_len = check_int("seq_len", seq_len)
     original_max_len = check_int("original_max_len", original_max_len, minimum=1)
     length = max(seq_len, original_max_len)
@@ -257,17 +242,6 @@ def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
     factor = check_positive_float("factor", factor)
     mscale = check_positive_float("mscale", mscale, minimum=0.0)
     return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
-
-
-def _check_betas(beta_fast: object, beta_slow: object) -> tuple[float, float]:
-    beta_fast = check_positive_float("beta_fast", beta_fast)
-    beta_slow = check_positive_float("beta_slow", beta_slow)
-    if beta_fast < beta_slow:  # equal is a step (Kimi K2 releases 1.0 and 1.0)
-        raise ValueError(
-            f"beta_fast must be >= beta_slow (32 and 1 in the paper), got "
-            f"beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
-        )
-    return beta_fast, beta_slow
 
 
 def _yarn_pair_index(rotations: float, dim: int, base: float, original_max_len: int) -> float:
@@ -348,9 +322,9 @@ def yarn(
     """
     dim = check_dim("dim", dim)
     base = check_base("base", base)
-    factor = _check_factor(factor)
+    factor = check_factor("factor", factor)
     original_max_len = check_int("original_max_len", original_max_len, minimum=1)
-    beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
+    beta_fast, beta_slow = check_betas(beta_fast, beta_slow)
     truncate = check_bool("truncate", truncate)
     if attention_factor is None:
         attention_factor = yarn_mscale(factor)
@@ -435,7 +409,7 @@ def llama3(
     ScaledFrequencies
         ``inv_freq`` of shape ``(dim // 2,)``, float64; ``attention_factor`` 1.0.
     """
-    factor = _check_factor(factor)
+    factor = check_factor("factor", factor)
     low = check_positive_float("low_freq_factor", low_freq_factor)
     high = check_positive_float("high_freq_factor", high_freq_factor)
     if high < low:
@@ -465,22 +439,6 @@ def _llama3_bands(turns, low: float, high: float):
     return turns < low, (turns >= low) & (turns <= high)
 
 
-def _check_factor_list(name: str, values: object, pairs: int) -> list[float]:
-    torch = sys.modules.get("torch")  # a tensor can only come from a program that imported it
-    if torch is not None and isinstance(values, torch.Tensor):
-        values = values.detach().to("cpu", torch.float64).flatten().tolist()
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError(f"{name} must be a list of {pairs} positive numbers, got {values!r}")
-    values = list(values)
-    if len(values) != pairs:
-        raise ValueError(
-            f"{name} must have dim // 2 = {pairs} entries (one per rotary pair), got {len(values)}"
-        )
-    for i, value in enumerate(values):
-        check_positive_float(f"{name}[{i}]", value)
-    return [float(v) for v in values]
-
-
 def _longrope_factor(factor: object, max_len: object, original_max_len: int) -> float:
     # s as given, else max_len / original_max_len (HF's rule, which Phi-3 configs rely on)
     if factor is None:
@@ -496,7 +454,7 @@ def _longrope_factor(factor: object, max_len: object, original_max_len: int) -> 
                 f"max_len={max_len} must be >= original_max_len={original_max_len} (the derived "
                 f"factor max_len / original_max_len is {factor:g} < 1)"
             )
-    return _check_factor(factor)
+    return check_factor("factor", factor)
 
 
 def longrope_attention_factor(factor: float, original_max_len: int) -> float:
@@ -596,8 +554,8 @@ def longrope(
     """
     dim = check_dim("dim", dim)
     base = check_base("base", base)
-    short = _check_factor_list("short_factor", short_factor, dim // 2)
-    long = _check_factor_list("long_factor", long_factor, dim // 2)
+    short = check_factor_list("short_factor", short_factor, pairs=dim // 2)
+    long = check_factor_list("long_factor", long_factor, pairs=dim // 2)
     original_max_len = check_int("original_max_len", original_max_len, minimum=2)
     seq_len = check_int("seq_len", seq_len)
     factor = _longrope_factor(factor, max_len, original_max_len)

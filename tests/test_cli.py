@@ -347,6 +347,33 @@ def test_deep_nesting_is_refused_even_under_an_ignored_key(tmp_path, capsys, dep
     one_line_error(*run(capsys, "inspect", write(tmp_path, text)), "nests", "64")
 
 
+def test_depth_is_counted_on_the_text_before_json_parses_it(tmp_path, capsys, monkeypatch):
+    """100,000 levels refused without json.loads (whose recursion kills Pyodide, not CPython)."""
+    import posenc_ref.__main__ as cli
+
+    def parse(*args, **kwargs):
+        raise AssertionError("json.loads was called")
+
+    monkeypatch.setattr(cli, "json", type("NoParse", (), {"loads": parse}))
+    for text in ("[" * 100_000 + "]" * 100_000, '{"a": ' + "[{" * 50_000,  # unclosed
+                 json.dumps(LLAMA31)[:-1] + ', "x": ' + "[" * 65 + "]" * 65 + "}"):  # fmt: skip
+        status, out, err = run(capsys, "inspect", write(tmp_path, text))
+        assert (status, out) == (2, "") and "too deeply to read" in err and "64" in err, err
+
+
+def test_brackets_in_strings_are_not_levels(tmp_path, capsys):
+    """A string may hold any brackets, escaped quotes included; 64 levels of real ones are read."""
+    strings = {"a": "[" * 1000, "b": '\\"[{' * 100, "c": "]" * 10 + "[" * 100, "d": "\\"}
+    nested: object = strings
+    for _ in range(62):  # inside the config's object, around the strings': 64 levels
+        nested = [nested]
+    status, _, err = run(capsys, "inspect", write(tmp_path, {**LLAMA31, "junk": nested}))
+    assert status == 0, err
+    nested = [nested]  # 65
+    status, _, err = run(capsys, "inspect", write(tmp_path, {**LLAMA31, "junk": nested}))
+    assert status == 2 and "too deeply to read" in err
+
+
 def test_sixty_four_levels_are_read(tmp_path, capsys):
     nested = 1
     for _ in range(62):

@@ -1,7 +1,8 @@
 """The package's floors, drawn from its code: the maths below, nothing importing in a circle.
 
-Every module's imports are read with ``ast``, the lazy ones inside functions included; imports
-under ``if TYPE_CHECKING:`` are left out (they never run: annotations only). The maths is the
+Every module's imports are read with ``ast``: the lazy ones inside functions and the ones under
+``if TYPE_CHECKING:`` included (an annotation is a dependency too: a type the maths names from a
+floor above it is named by its full path, never imported). The maths is the
 top level of ``posenc_ref`` (``absolute``, ``relative``, ``rope_functions``, ``rope_scaling``,
 ``mrope``, ``axial``, ``rope``, ``values``, ... and their helpers ``_checks``, ``_rotate``);
 the floors above it are the folders ``models/`` and ``encodings/`` (the reader), ``testing/``
@@ -20,6 +21,7 @@ the floors above it are the folders ``models/`` and ``encodings/`` (the reader),
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "posenc_ref"
@@ -36,29 +38,12 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(tree: ast.AST):
-    """Every import statement that can run: at the top, in functions, not under TYPE_CHECKING."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            yield from (n for child in node.orelse for n in _imports_of(child))
-            continue
-        yield from _imports_of(node)
+    """Every import statement: at the top, in functions, under ``if TYPE_CHECKING:``."""
+    return (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
-def _imports_of(node: ast.AST):
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        yield node
-    else:
-        yield from _imports(node)
-
-
+@cache  # read once for the tests below (they do not change it)
 def graph() -> dict[str, set[str]]:
     """Module -> the ``posenc_ref`` modules it imports (lazily or not)."""
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
@@ -140,10 +125,12 @@ def test_no_import_circle():
     assert not unknown, f"import circles: {unknown}"
 
 
-def test_the_graph_sees_lazy_imports_and_skips_type_checking_ones():
-    """The reader: a lazy import in a function counts, a TYPE_CHECKING one does not."""
+def test_the_graph_sees_lazy_and_type_checking_imports():
+    """The reader: a lazy import in a function counts, and so does a TYPE_CHECKING one."""
     edges = graph()
     assert "posenc_ref.models.read_rope" in edges["posenc_ref.rope"]  # lazy, from_hf_config
-    assert "posenc_ref.rope" not in edges["posenc_ref.models.sparse"]  # annotations only
     assert "posenc_ref.axial" in edges["posenc_ref.models.vision"]  # lazy, in AxialSpec.apply
+    assert "posenc_ref.models._layers" in edges["posenc_ref.models.spec"]  # annotations only
+    assert "posenc_ref.rope" not in edges["posenc_ref.models.sparse"]  # named, never imported
+    assert "posenc_ref.models" not in edges["posenc_ref.rope"]  # RopeSpec: named by its path
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]

@@ -4,6 +4,7 @@ Every RoPE property the site derives, the loop oracle, layouts and checkpoint pe
 precision, the module and its cache, and bad input.
 """
 
+import functools
 import math
 
 import mpmath
@@ -948,12 +949,12 @@ def test_from_spec_keeps_the_frequencies_the_reader_computed(monkeypatch):
     calls = []
     method = rope_scaling.METHODS["longrope"]
 
+    @functools.wraps(method.function)  # its signature (the row's keys) and its formula on floats
     def counted(*args, **kwargs):
         calls.append(kwargs["seq_len"])
         return method.function(*args, **kwargs)
 
-    monkeypatch.setitem(rope_scaling.METHODS, "longrope", rope_scaling.Method(
-        counted, method.length_dependent, method.keys))  # fmt: skip
+    monkeypatch.setitem(rope_scaling.METHODS, "longrope", rope_scaling.Method(counted))
     module = RotaryEmbedding.from_spec(spec, max_len=16)
     assert calls == [] and module.spec is spec
     assert module.inv_freq.data_ptr() == spec.inv_freq.data_ptr()

@@ -24,49 +24,14 @@ import contextlib
 import io
 import json
 import os
-import re
 import sys
-import types
 
 sys.path.insert(0, ${JSON.stringify(READER)})
 import posenc_ref.__main__ as cli
 
-# JSON nested thousands deep overflows Pyodide's C stack inside json.loads, a fatal error that
-# ends the interpreter, where CPython raises RecursionError and the command line refuses the
-# file ("nests arrays or objects too deeply to read"). Deeper than Python's recursion limit,
-# the command line's json.loads raises that RecursionError here before parsing, so the same
-# refusal comes out of the same code. Nothing else changes: the guard is the module's own
-# json, seen only by the command line's reading of the user's file.
-_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.S)  # possessive: no backtracking
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-def _nests_deeper_than(text, limit):
-    if text.count("[") + text.count("{") <= limit:  # the common case, at C speed
-        return False
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    if len(brackets) <= limit:
-        return False
-    depth = 0
-    for bracket in brackets:
-        depth += 1 if bracket in "[{" else -1
-        if depth > limit:
-            return True
-    return False
-
-
-class _GuardedJson(types.ModuleType):
-    def __getattr__(self, name):
-        return getattr(json, name)
-
-    @staticmethod
-    def loads(text, *args, **kwargs):
-        if isinstance(text, str) and _nests_deeper_than(text, sys.getrecursionlimit()):
-            raise RecursionError("maximum recursion depth exceeded while decoding a JSON document")
-        return json.loads(text, *args, **kwargs)
-
-
-cli.json = _GuardedJson("json")
+# JSON nested thousands deep would overflow Pyodide's C stack inside json.loads (a fatal error
+# that ends the interpreter, where CPython raises RecursionError): the command line counts the
+# levels on the text first and refuses past 64, so the same refusal comes out everywhere.
 
 
 def _run(argv):

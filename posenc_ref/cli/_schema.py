@@ -154,6 +154,14 @@ def dumps(document: Mapping[str, Any]) -> str:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of every ``--json`` output, from ``schema.json``."""
+    """The JSON Schema (draft 2020-12) of every ``--json`` output, from ``schema.json``.
+
+    The scaling methods' names are not written in the file: they are the keys of
+    :data:`posenc_ref.rope_scaling.METHODS`, added here, so a method's row is its one entry.
+    """
+    from ..rope_scaling import METHODS
+
     text = resources.files(__package__).joinpath("schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    schema = json.loads(text)
+    schema["$defs"]["scaling"]["properties"]["method"]["enum"] = list(METHODS)
+    return schema

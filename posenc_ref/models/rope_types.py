@@ -3,11 +3,23 @@ r"""The ``rope_type`` table: how each HF RoPE type is read, and which transform 
 One entry per type HF transformers 5.23 defines (``ROPE_INIT_FUNCTIONS`` plus ``default``). An
 entry says which keys of the RoPE dict the type reads and how it turns them into the arguments of
 a :mod:`posenc_ref.rope_scaling` transform; the reader (:mod:`posenc_ref.models.read_rope`) does the
-rest (base, widths, layout) the same way for every type. Adding a type is adding an entry here.
+rest (base, widths, layout) the same way for every type.
+
+A type whose RoPE dict holds exactly a method's keys is not written here: the method's row of
+:data:`~posenc_ref.rope_scaling.METHODS` names it (``rope_types``) and :data:`ROPE_TYPES` derives
+its entry (:func:`method_type`; HF ``linear`` is one). The entries written here are the types
+with a reading of their own: ``default`` and ``proportional`` compute their frequencies here;
+``dynamic`` takes its original context from ``max_position_embeddings``; ``ntk_alpha`` is
+HunYuan's ``alpha``, read as NTK-aware's factor; ``yarn`` derives its factor, treats 0 as "not
+set", and its ``mscale`` pair implies the attention factor and an MLA softmax scale; ``llama3``
+requires its three factors and falls back to ``max_position_embeddings`` for the original
+context; ``longrope`` checks its lists against the rotary width and derives its factor. The HF
+key ``original_max_position_embeddings`` is the methods' ``original_max_len`` in each.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +29,15 @@ from ..rope_scaling import METHODS, ScaledValues, Scaling, yarn_mscale
 from ..values import inv_freq_values
 from ._config import is_set
 
-__all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult", "read_type"]
+__all__ = [
+    "RopeType",
+    "ROPE_TYPES",
+    "COMMON_KEYS",
+    "TypeArgs",
+    "TypeResult",
+    "method_type",
+    "read_type",
+]
 
 # Keys every type reads: its name (new and old spelling), the base and the partial factor.
 COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor"})
@@ -139,11 +159,6 @@ def _default(args: TypeArgs) -> TypeResult:
     return TypeResult(freqs, None, None, args.original or args.max_len)
 
 
-def _linear(args: TypeArgs) -> TypeResult:
-    factor = _required(args, "factor", "linear")
-    return _result({"method": "linear", "factor": factor}, args, factor, args.original)
-
-
 def _dynamic(args: TypeArgs) -> TypeResult:
     factor = _required(args, "factor", "dynamic")
     if args.max_len is None:
@@ -261,27 +276,44 @@ def _proportional(args: TypeArgs) -> TypeResult:
     return TypeResult(freqs, None, factor, args.original)
 
 
-def method_type(method: str) -> RopeType:
+def method_type(method: str, rope_type: str | None = None) -> RopeType:
     """The entry of a type whose keys are a :mod:`posenc_ref.rope_scaling` method's own keys.
 
-    A new method is read from ``rope_scaling`` with ``ROPE_TYPES[name] = method_type(name)``:
-    the RoPE dict's keys go to the method as they are (its row in
-    :data:`~posenc_ref.rope_scaling.METHODS` says which; the method checks their values), and
-    ``factor`` and ``original_max_len``, when it has them, are the spec's.
+    :data:`ROPE_TYPES` makes one for each name in a row's ``rope_types``: the RoPE dict's keys go
+    to the method as they are (the method checks their values), a key the method's function
+    requires (a keyword-only parameter without a default) is required, and ``factor``, when the
+    method has one, is the spec's extension ratio. The original context is the method's
+    ``original_max_len`` when it has one, else the config's ``original_max_position_embeddings``.
     """
-    keys = METHODS[method].keys
+    row = METHODS[method]
+    name = rope_type or method
+    required = [
+        key
+        for key, parameter in inspect.signature(row.function).parameters.items()
+        if key in row.keys and parameter.default is inspect.Parameter.empty
+    ]
 
     def read(args: TypeArgs) -> TypeResult:
-        params = {key: args.rope[key] for key in keys if _given(args.rope, key)}
-        scaling = {"method": method, **params}
-        return _result(scaling, args, params.get("factor"), params.get("original_max_len"))
+        for key in required:
+            if not _given(args.rope, key):
+                raise ValueError(f"rope_type {name!r} needs the key {key!r}")
+        params = {key: args.rope[key] for key in row.keys if _given(args.rope, key)}
+        if "factor" in params:
+            params["factor"] = check_positive_float("factor", params["factor"])
+        original = params.get("original_max_len", args.original)
+        return _result({"method": method, **params}, args, params.get("factor"), original)
 
-    return RopeType(frozenset(keys), method, read)
+    return RopeType(frozenset(row.keys), method, read)
+
+
+def _method_types() -> dict[str, RopeType]:
+    """One entry per HF name a row of :data:`~posenc_ref.rope_scaling.METHODS` gives."""
+    return {hf: method_type(name, hf) for name, row in METHODS.items() for hf in row.rope_types}
 
 
 ROPE_TYPES: dict[str, RopeType] = {
     "default": RopeType(frozenset(), None, _default),
-    "linear": RopeType(frozenset({"factor"}), "linear", _linear),
+    **_method_types(),  # HF linear; the entries below have a reading of their own (see above)
     "dynamic": RopeType(frozenset({"factor"}), "dynamic_ntk", _dynamic),
     "ntk_alpha": RopeType(frozenset({"alpha", "factor"}), "ntk_aware", _ntk_alpha),
     "yarn": RopeType(
@@ -324,7 +356,9 @@ ROPE_TYPES: dict[str, RopeType] = {
     ),
     "proportional": RopeType(frozenset({"factor"}), None, _proportional, full_width=True),
 }
-"""HF ``rope_type`` -> :class:`RopeType` (the keys it reads, the transform it is)."""
+"""HF ``rope_type`` -> :class:`RopeType` (the keys it reads, the transform it is): the entries
+written here and one for each name in a row's ``rope_types`` of
+:data:`~posenc_ref.rope_scaling.METHODS` (:func:`method_type`), made when the module is imported."""
 
 
 def read_type(kind: RopeType, args: TypeArgs, rope_type: str) -> TypeResult:

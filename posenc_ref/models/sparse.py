@@ -37,10 +37,11 @@ from ._config import length, shown
 from .family import Family
 from .sparse_traits import Compressor, Indexer, ValuesAreKeys
 
+# The module these functions turn (posenc_ref.rope.RotaryEmbedding) is named by its full path and
+# never imported, not even for its type: the reader imports the maths only where it computes.
 if TYPE_CHECKING:  # the tensors are built only when asked for: torch is imported there
     import torch
 
-    from ..rope import RotaryEmbedding
     from .spec import RopeSpec
 
 __all__ = [
@@ -118,7 +119,10 @@ def visible_blocks(query_positions: torch.Tensor, rate: int) -> torch.Tensor:
 
 
 def rotate_compressed_keys(
-    module: RotaryEmbedding, keys: torch.Tensor, *, start: int = 0
+    module: posenc_ref.rope.RotaryEmbedding,  # noqa: F821
+    keys: torch.Tensor,
+    *,
+    start: int = 0,
 ) -> torch.Tensor:
     """Rotate a layer's compressed keys ``(..., blocks, head_dim)`` at their blocks' positions.
 
@@ -137,7 +141,11 @@ def rotate_compressed_keys(
     return module(keys, keys, positions.to(keys.device))[1]
 
 
-def rotate_back(module: RotaryEmbedding, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+def rotate_back(
+    module: posenc_ref.rope.RotaryEmbedding,  # noqa: F821
+    x: torch.Tensor,
+    positions: torch.Tensor,
+) -> torch.Tensor:
     r"""Turn the rotation back: each pair by :math:`-m\,\omega_i` at its row's position :math:`m`.
 
     DeepSeek-V4's values are its rotated keys, so the attention output's rotated part carries

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from ._rope_dict import ChosenRope
     from ._shape import Shape
     from .rope_types import TypeResult
-    from .sparse import CompressedKeys
 
 __all__ = ["RopeSpec", "NoRopeError"]
 
@@ -180,7 +179,8 @@ class RopeSpec:
     clockwise: bool = False
     normalized_after: bool = False
     table: str | None = None
-    compressed_keys: CompressedKeys | None = None
+    # a type only, named by its full path: models.sparse imports this module, not the reverse
+    compressed_keys: posenc_ref.models.sparse.CompressedKeys | None = None  # noqa: F821
     values_rotated: bool = False
     indexer: RopeSpec | None = None
     freq_scales: torch.Tensor | None = None

@@ -14,7 +14,7 @@ from .. import _rules as rules
 from ..family import Family
 from ..sparse_traits import Indexer
 from ..traits import ConfigClass, Defaults, LearnedScales, Mla, RopeLayers
-from .exceptions import mla
+from .builders import mla
 
 __all__ = ["MLA_VARIANTS"]
 
