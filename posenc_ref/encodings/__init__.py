@@ -37,7 +37,8 @@ from typing import Any
 
 from ..models import FAMILIES
 from ..models._config import plain, shown
-from ..models.families import instead, language_of, row_of
+from ..models._language import language_of
+from ..models.families import instead, row_of
 from ..models.family import Family
 from ..models.traits import ConfigClass, LocalBase, NamedTables, ScaledType, SwitchedBy
 from ._kinds import (

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ._config import layer_count, length, lookup
-from .traits import Aliases, ConfigClass, Defaults, Ignored, LayerTypes, Mla, Trait
+from .classes import with_class_defaults
+from .traits import Aliases, ConfigClass, Defaults, Ignored, LayerHeadDims, LayerTypes, Mla, Trait
 
 __all__ = ["Family", "ENCODINGS"]
 
@@ -24,6 +25,11 @@ T = TypeVar("T", bound=Trait)
 WIDTHS_AND_COUNTS = frozenset({"head_dim", "hidden_size", "num_attention_heads",
                                "num_key_value_heads", "num_hidden_layers",
                                "max_position_embeddings"})  # fmt: skip
+
+
+# Keys every family's reader reads that a config class may fill: widths, counts, lengths.
+CLASS_FILLED = frozenset({"hidden_size", "num_attention_heads", "num_hidden_layers",
+                          "max_position_embeddings", "head_dim"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -134,8 +140,28 @@ class Family:
         """Keys of the RoPE dict this family's code reads besides its type's."""
         return frozenset().union(*(trait.rope_keys for trait in self.traits))
 
-    def resolve(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        """The config with the family's names mapped to the standard ones and defaults filled."""
+    def class_reads(self) -> frozenset[str]:
+        """The keys this family's reader reads that its config class fills when absent."""
+        keys = set(CLASS_FILLED) | set(self.keys())
+        if self.trait(Mla) is not None:
+            keys.discard("head_dim")  # MLA's rope width is qk_rope_head_dim
+        for trait in self.traits:
+            if isinstance(trait, Aliases):
+                keys |= set(trait.names.values())
+            elif isinstance(trait, Defaults):
+                keys |= set(trait.values)
+            elif isinstance(trait, LayerHeadDims):
+                keys |= {key for key, _ in trait.widths.values()}
+        return frozenset(keys)
+
+    def resolve(self, config: Mapping[str, Any], model_type: str | None = None) -> dict[str, Any]:
+        """The config with the family's names mapped to the standard ones and defaults filled.
+
+        ``model_type``: the config class whose defaults fill the keys the config leaves out
+        (:mod:`posenc_ref.models.classes`); the row's own defaults follow.
+        """
+        if model_type is not None:
+            config, _ = with_class_defaults(config, model_type, self.class_reads())
         rewrite = self.trait(ConfigClass)
         out = rewrite.rule(config) if rewrite is not None else dict(config)
         ignored = self.trait(Ignored)
