@@ -33,13 +33,13 @@ from ._config import lookup, name, rotary_part, shown
 from .classes import architecture_type, transformers_types, wrapper_of
 from .families import FAMILIES, PARTS, RENAMED_TEXT
 from .families.remote import ARCHITECTURES
-from .families.served import SERVED_ARCHITECTURES, SERVED_TYPES, Served
+from .families.served_by import SERVED_ARCHITECTURES, SERVED_TYPES, Served
 
 __all__ = ["language_of", "identify", "LANGUAGE_KEYS", "Identified"]
 
 # Where configs keep their language model, when nothing says which (checked in this order).
 LANGUAGE_KEYS = ("text_config", "llm_config", "language_config", "thinker_config", "text_model",
-                 "llm_cfg")  # fmt: skip
+                 "llm_cfg", "decoder_config")  # fmt: skip
 
 # Keys that make a config's top level a language model's (a flat multimodal config).
 TEXT_KEYS = ("hidden_size", "num_attention_heads", "num_hidden_layers", "head_dim",
@@ -89,15 +89,20 @@ def served(entry: Served, config: Mapping[str, Any], what: str) -> Identified:
     key, why = entry.row_key(config)
     if key is None:
         return Identified(None)
+    if what == f"model_type {key!r}" and not why:
+        return Identified(key)  # read as its own row: nothing to say
     note = f"{what} is read as {key!r}" + (f" ({why})" if why else "")
     return Identified(key, None, (note + (f": {entry.source}" if entry.source else ""),))
 
 
-def identify(config: Mapping[str, Any]) -> Identified:
-    """The config's family, by ``model_type``, else ``architectures``, else ``auto_map``."""
+def identify(config: Mapping[str, Any], where: str = "") -> Identified:
+    """The config's family, by ``model_type``, else ``architectures``, else ``auto_map``.
+
+    ``where``: the sub-config's path, for errors (``"text_config."``).
+    """
     model_type = config.get("model_type")
     if model_type is not None:
-        name("model_type", model_type)
+        name(f"{where}model_type", model_type)
     if model_type in SERVED_TYPES:
         return served(SERVED_TYPES[model_type], config, f"model_type {model_type!r}")
     if known(model_type):
@@ -153,6 +158,7 @@ class Part:
     config: Mapping[str, Any] | None  # None: the config has none
     default_type: str | None  # the model_type the class builds there by default
     flat: bool | None  # transformers 5.23 builds it from the top-level keys
+    instead_of: str | None = None  # the class's own path, where the config has another
 
 
 def language_part(config: Mapping[str, Any], found: Identified) -> Part | None:
@@ -164,21 +170,34 @@ def language_part(config: Mapping[str, Any], found: Identified) -> Part | None:
         types = (wrapper or {}).get("types") or [None]
         sub = config.get(first)
         if sub is not None and not isinstance(sub, Mapping):
-            raise TypeError(f"{first} must be a dict (the language model's config), got {shown(sub)}")
+            raise not_a_dict(first, sub)
+        if sub is None:
+            other = generic_part(config)
+            if other is not None:  # a layout the model's own code reads (and the class not)
+                return Part(other.path, other.config, None, None, path)
         if sub is None and first != path:
             sub = lookup(config, path)
             return Part(path, sub, types[-1], (wrapper or {}).get("flat"))
         return Part(first, sub, types[0], (wrapper or {}).get("flat") if first == path else False)
+    return generic_part(config)
+
+
+def generic_part(config: Mapping[str, Any]) -> Part | None:
+    """The first of :data:`LANGUAGE_KEYS` the config holds as a dict."""
     for key in LANGUAGE_KEYS:
         sub = config.get(key)
         if isinstance(sub, Mapping):
             return Part(key, sub, None, None)
         if sub is not None and key == "text_config":
-            raise TypeError(
-                f"text_config must be a dict or null, got {shown(sub)} (it holds the language "
-                "model's config)"
-            )
+            raise not_a_dict(key, sub)
     return None
+
+
+def not_a_dict(key: str, value: object) -> TypeError:
+    return TypeError(
+        f"{key} must be a dict or null, got a {type(value).__name__} {shown(value)} (it holds "
+        "the language model's config)"
+    )
 
 
 def language_of(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str | None, tuple]:
@@ -189,9 +208,9 @@ def language_of(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str
     wrapper level by the one rule (the module's docstring).
     """
     current, said = rotary_part(config, PARTS)
-    notes, parent = list(said), None
+    notes, parent, where = list(said), None, ""
     for _ in range(MAX_DEPTH):
-        found = identify(current)
+        found = identify(current, where)
         notes += found.notes
         part = language_part(current, found)
         if part is None or (part.config is None and not part.default_type):
@@ -205,12 +224,26 @@ def language_of(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str
         if part.config is None:  # the class's default sub-config, or a flat config
             return flat(current, found.key, part, notes)
         notes += unread_top_level(current, part.path, found.key)
-        parent = found.key
+        notes.append(read_from(part, current, found.key))
+        parent, where = found.key, f"{where}{part.path}."
         sub = dict(part.config)
         if sub.get("model_type") is None and part.default_type is not None:
             sub["model_type"] = part.default_type
         current = sub
     raise ValueError(f"the config nests language models more than {MAX_DEPTH} levels deep")
+
+
+def read_from(part: Part, config: Mapping[str, Any], key: str | None) -> str:
+    """The note naming the sub-config read, and where the class would look instead."""
+    what = key or found_name(config)
+    note = f"the language model is read from {part.path} ({what}'s language model)"
+    if part.instead_of is not None:
+        note += (
+            f"; transformers 5.23's {what} config class reads {part.instead_of} instead and, "
+            f"finding none, builds its language model from its defaults: {part.path} is the "
+            "layout the model's own code (and vLLM) reads"
+        )
+    return note
 
 
 def found_name(config: Mapping[str, Any]) -> str:

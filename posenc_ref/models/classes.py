@@ -68,11 +68,15 @@ def transformers_types() -> frozenset[str]:
 
 
 def given_under_any_name(config: Mapping[str, Any], key: str, names: Mapping[str, str]) -> bool:
-    """Whether the config gives ``key`` under its own name or one the class maps to it."""
-    if config.get(key) is not None:
+    """Whether the config has ``key`` under its own name or one the class maps to it.
+
+    An explicit null counts: the class keeps it (GPT-J's ``"rotary_dim": null`` rotates the whole
+    head; its default, 64, applies only where the key is absent).
+    """
+    if key in config:
         return True
-    return any(config.get(std) is not None for std, own in names.items() if own == key) or (
-        key in names and config.get(names[key]) is not None
+    return any(std in config for std, own in names.items() if own == key) or (
+        key in names and names[key] in config
     )
 
 
