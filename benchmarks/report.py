@@ -367,6 +367,42 @@ def import_cost(results: dict) -> str:
     return _table(["", "time (median, min–max)"], rows, "lr")
 
 
+def load_cli(path: Path | str | None = None) -> dict:
+    """The command line's results (``python -m benchmarks.cli``: ``results_cli.json``)."""
+    path = Path(path) if path else Path(__file__).with_name("results_cli.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def cli(results: dict) -> str:
+    """Each command against the bare interpreter of the same run, its target, what it imported."""
+    limits = {t["name"].split(":")[0]: t for t in results["targets"]}
+    rows = []
+    for name, v in results["variants"].items():
+        target = limits.get(name)
+        verdict = (
+            f"≤ {target['limit']:g} s: {_verdict(target['met'])}" if target else "the baseline"
+        )
+        rows.append([
+            f"`{name}`", f"{v['median_s']:.3f} ({v['min_s']:.3f}–{v['max_s']:.3f})",
+            f"{v['over_bare_s']:+.3f}", f"{v['ratio']:.2f}×", verdict,
+            ", ".join(v["imports"]) or "neither",
+        ])  # fmt: skip
+    header = ["command", "s (median, min–max)", "s over bare", "ratio", "target", "torch, NumPy"]
+    return _table(header, rows, "lrrrll")
+
+
+def cli_machine(results: dict) -> str:
+    """Where and when the command line was measured, with the load around the run."""
+    m = results["machine"]
+    return (
+        f"Measured {m['date_utc']} on {m['cpu']} ({m['logical_cores']} logical cores, "
+        f"{m['memory_gib']} GiB), Python {m['python']}, with `{results['command']}`: "
+        f"{results['variants']['python -c pass']['repeats']} interleaved rounds. The 1-min load "
+        f"average was {m['load_average_1_5_15'][0]} at the start and "
+        f"{m['load_average_after'][0]} at the end (the machine is shared: other jobs ran)."
+    )
+
+
 _ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
 
 

@@ -24,15 +24,19 @@ from mkdocs.structure.files import File
 log = logging.getLogger("mkdocs.hooks.explorer_data")
 
 PATH = "data/zoo.json"
-# HF rope_type -> the explorer's method (posenc_ref.rope_scaling's names, "none" for default).
-METHODS = {
-    "default": "none",
-    "linear": "linear",
-    "dynamic": "dynamic_ntk",
-    "yarn": "yarn",
-    "llama3": "llama3",
-    "longrope": "longrope",
-}
+
+
+def method_of(rope_type: str) -> str | None:
+    """The explorer's method for an HF ``rope_type``: its ROPE_TYPES entry's transform.
+
+    ``"none"`` for ``default``; ``None`` where the type has no method of
+    ``posenc_ref.rope_scaling.METHODS`` (``proportional``). The explorer's JavaScript has a twin
+    of every method (tests/site/test_explorer.py holds it to the package).
+    """
+    if rope_type == "default":
+        return "none"
+    kind = _models().ROPE_TYPES.get(rope_type)
+    return kind.transform if kind is not None else None
 
 
 def _models():
@@ -69,9 +73,9 @@ def families() -> list[dict]:
     entries = []
     for row in models.zoo_rows():
         spec = row["spec"]
-        method = METHODS.get(spec.rope_type)
+        method = method_of(spec.rope_type)
         scaling = dict(spec.scaling) if spec.scaling else None
-        if scaling is not None and METHODS.get(spec.rope_type) != scaling.pop("method"):
+        if scaling is not None and method != scaling.pop("method"):
             method = None  # a reading the explorer does not mirror: do not pretend
         if scaling is None and spec.rope_type != "default":
             method = None  # e.g. "proportional": frequencies that no explorer method gives

@@ -40,15 +40,33 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .cli import _commands as cli
 from .cli._words import HelpFormatter, cli_words, examples, prog
-from .encodings._describe import describe_encoding
-from .encodings._describe import describe_rope as describe
-from .encodings._describe import wrap as _wrap
+
+if TYPE_CHECKING:  # at run time, __getattr__ below
+    from .encodings._describe import describe_encoding
+    from .encodings._describe import describe_rope as describe
 
 __all__ = ["main", "describe", "describe_encoding"]
+
+
+def __getattr__(name: str) -> object:
+    # The words of inspect, loaded on first use (PEP 562): --version and --help read no config.
+    if name in ("describe", "describe_encoding"):
+        from .encodings import _describe
+
+        return _describe.describe_rope if name == "describe" else _describe.describe_encoding
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _wrap(text: str, indent: int = 12) -> str:
+    from .encodings._describe import wrap
+
+    return wrap(text, indent=indent)
+
 
 EXIT_DISAGREES = 1  # verify: the outputs disagree with the vectors
 EXIT_USAGE = 2
@@ -161,6 +179,8 @@ def _inspect(args: argparse.Namespace) -> int:
             _plot(encoding, *plot)
         return 0
     # the package's notes name Python keywords (layout='half'); here they name the flags
+    from .encodings._describe import describe_encoding
+
     print(cli_words(describe_encoding(encoding, all_pairs=args.all_pairs)))
     if tower is not None:  # a vision-language config's tower: its axial RoPE too
         print("\n" + tower.describe())
@@ -418,57 +438,7 @@ def _plot(encoding, target: Path, suffix: str | None) -> list[Path]:
 
 
 # --------------------------------------------------------------------------- vectors, verify
-# The work is in posenc_ref.testing._vectors; these functions only parse and print.
-
-
-def _add_vectors(commands: argparse._SubParsersAction) -> None:
-    vectors = commands.add_parser(
-        "vectors",
-        help="write reference vectors of a model's RoPE (.safetensors, .npz, .json)",
-        description=(
-            "Write inputs, expected outputs, cos/sin rows and per-element tolerances of a "
-            "model's RoPE, for a test in any language: windows at the start, at the end of the "
-            "original context, across it and far past it, float32 and bfloat16 inputs, every "
-            "layer type, three position rows for M-RoPE. The suffix of FILE picks the format."
-        ),
-    )
-    vectors.add_argument(
-        "config",
-        metavar="CONFIG",
-        help="a config.json, a folder holding one, or a model id in the local Hugging Face cache",
-    )
-    vectors.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="FILE.safetensors, .npz or .json"
-    )
-    vectors.add_argument("--layer-type", metavar="T", help="one layer type only (default: all)")
-    vectors.add_argument(
-        "--layout",
-        choices=["interleaved", "half"],
-        help="pair layout, for a model_type posenc_ref does not know",
-    )
-    vectors.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    cli.add_json(vectors)
-
-
-def _add_verify(commands: argparse._SubParsersAction) -> None:
-    verify = commands.add_parser(
-        "verify",
-        help="diagnose your outputs for a vectors file",
-        description=(
-            "Compare OUTPUTS (tensors named like the vectors' cases, GROUP/WINDOW/DTYPE/q_rot "
-            "and .../k_rot) with the expected outputs of VECTORS, and print the verdict, one line "
-            "per case, and the diagnosis assert_rope_equal gives for the same calls. Exit "
-            "status 1 on disagreement, or when cases are missing (unless --allow-missing)."
-        ),
-    )
-    verify.add_argument("vectors", metavar="VECTORS", help="a file written by `vectors`")
-    verify.add_argument("outputs", metavar="OUTPUTS", help="your outputs (any of the 3 formats)")
-    verify.add_argument(
-        "--allow-missing",
-        action="store_true",
-        help="accept outputs for only some of the cases (default: a missing case fails)",
-    )
-    cli.add_json(verify)
+# The work is in posenc_ref.testing._vectors; these functions only print (their flags: cli/).
 
 
 def _vectors(args: argparse.Namespace) -> int:
@@ -547,8 +517,8 @@ def _compare(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, tuple[Callable, Callable[[argparse.Namespace], int]]] = {
     "inspect": (_add_inspect, _inspect),
     "compare": (cli.add_compare, _compare),
-    "vectors": (_add_vectors, _vectors),
-    "verify": (_add_verify, _verify),
+    "vectors": (cli.add_vectors, _vectors),
+    "verify": (cli.add_verify, _verify),
 }
 """Command name to (function adding its parser, function running it and returning a status)."""
 

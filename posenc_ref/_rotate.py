@@ -27,7 +27,7 @@ import sys
 
 import torch
 
-from ._checks import HALF_DTYPES, tracing
+from ._tensor_checks import HALF_DTYPES, tracing
 
 # Elements of x per block on the CPU (2 MiB of float32). Each operator call costs a few
 # microseconds of dispatch whatever its size, and each pass over a block costs less the more of

@@ -19,20 +19,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import (
-    check_base,
-    check_bool,
-    check_dim,
-    check_float_dtype,
-    check_int,
-    check_probability,
-    check_tensor,
-)
+from ._checks import check_base, check_bool, check_dim, check_int, check_probability
+from ._tensor_checks import check_float_dtype, check_tensor
 from .device import check_device, compute_device
-
-# Positions and offsets beyond 2**53 are not exactly representable in float64, the dtype every
-# angle here is formed in: the table or closed form would silently belong to another position.
-MAX_POSITION = 2**53
+from .values import MAX_POSITION, inv_freq_values
 
 __all__ = [
     "inv_freq",
@@ -88,9 +78,10 @@ def inv_freq(
     base = check_base("base", base)
     dtype = check_float_dtype("dtype", dtype)
     device = check_device(device)
-    exponents = torch.arange(0, dim, 2, dtype=torch.float64, device=compute_device(device)) / dim
-    # base ** -x rather than exp(-x ln base): one rounding fewer, and it matches the formula.
-    return (base ** (-exponents)).to(device=device, dtype=dtype)
+    omega = torch.tensor(
+        inv_freq_values(dim, base), dtype=torch.float64, device=compute_device(device)
+    )
+    return omega.to(device=device, dtype=dtype)
 
 
 def wavelengths(

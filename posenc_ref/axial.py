@@ -42,23 +42,21 @@ the column coordinate; tables are ``(..., num_patches, dim // 2)``; ``x`` is
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
 
-from ._checks import (
-    check_base,
+from ._checks import check_base, check_int
+from ._tensor_checks import (
     check_float_dtype,
-    check_int,
     check_inv_freq,
     check_positions,
     check_table_dtype,
     check_tensor,
 )
-from .absolute import inv_freq
 from .rope import apply_rope
+from .values import axial_inv_freq_values
 
 __all__ = [
     "AXES",
@@ -108,8 +106,7 @@ def shared_frequencies(dim: int, base: float) -> torch.Tensor:
     >>> shared_frequencies(8, 100.0)
     tensor([1.0000, 0.1000, 1.0000, 0.1000], dtype=torch.float64)
     """
-    per_axis = inv_freq(_check_axial_dim(dim) // 2, base)
-    return torch.cat([per_axis, per_axis])
+    return _floats(axial_inv_freq_values(dim, base, "qwen2_vl"))
 
 
 def alternating_frequencies(dim: int, base: float) -> torch.Tensor:
@@ -121,8 +118,7 @@ def alternating_frequencies(dim: int, base: float) -> torch.Tensor:
     >>> alternating_frequencies(8, 100.0)
     tensor([1.0000, 0.1000, 0.3162, 0.0316], dtype=torch.float64)
     """
-    full = inv_freq(_check_axial_dim(dim), base)
-    return torch.cat([full[0::2], full[1::2]])
+    return _floats(axial_inv_freq_values(dim, base, "pixtral"))
 
 
 def dinov3_frequencies(dim: int, base: float) -> torch.Tensor:
@@ -131,7 +127,12 @@ def dinov3_frequencies(dim: int, base: float) -> torch.Tensor:
     One turn of pair :math:`i` spans :math:`n^{4i/d}` units of the normalized coordinate (the
     period DINOv3's code names). ``(dim // 2,)`` float64.
     """
-    return 2 * math.pi * shared_frequencies(dim, base)
+    return _floats(axial_inv_freq_values(dim, base, "dinov3"))
+
+
+def _floats(values: list[float]) -> torch.Tensor:
+    # the rule's values (posenc_ref.values.AXIAL_RULES, the one definition) as a float64 tensor
+    return torch.tensor(values, dtype=torch.float64)
 
 
 # --------------------------------------------------------------------------- pairs to axes

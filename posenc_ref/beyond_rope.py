@@ -29,18 +29,13 @@ import math
 
 import torch
 
-from ._checks import (
-    check_base,
-    check_bool,
-    check_dim,
+from ._checks import check_base, check_bool, check_dim, check_int, check_positive_float, shown
+from ._tensor_checks import (
     check_float_dtype,
-    check_int,
     check_inv_freq,
     check_positions,
-    check_positive_float,
     check_table_dtype,
     check_tensor,
-    shown,
 )
 from .absolute import inv_freq as _inv_freq
 from .device import check_device, compute_device

@@ -39,7 +39,8 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import check_int, check_positions
+from ._checks import check_int
+from ._tensor_checks import check_positions
 
 __all__ = ["DualChunkPositions", "dual_chunk_positions", "dual_chunk_distance"]
 

@@ -30,21 +30,20 @@ except for ``"alternating_2d"``: height, width); the tables are
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import torch
 
-from ._checks import (
-    check_bool,
-    check_float_dtype,
-    check_int,
-    check_inv_freq,
-    check_positions,
-    check_positive_float,
-    check_table_dtype,
-)
+from ._checks import check_int, check_positive_float
+from ._tensor_checks import check_float_dtype, check_inv_freq, check_positions, check_table_dtype
 from .device import compute_device
+from .values import (
+    MROPE_ASSIGNMENTS,
+    MROPE_ROWS,
+    MRopeAssignment,
+    mrope_assignment,
+    mrope_counts,
+)
 
 __all__ = [
     "MROPE_ROWS",
@@ -56,136 +55,6 @@ __all__ = [
 ]
 
 MAX_TOKENS = 1 << 26  # 67 million tokens, a 1.6 GB position table: ten times the longest contexts
-MROPE_ROWS = ("time", "height", "width")
-"""The meaning of the three position rows, in order (every assignment but ``alternating_2d``)."""
-
-
-def _consecutive(counts: tuple[int, ...]) -> torch.Tensor:
-    return torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
-
-
-def _round_robin(counts: tuple[int, ...]) -> torch.Tensor:
-    pairs = sum(counts)
-    index = torch.arange(pairs)
-    rows = torch.zeros(pairs, dtype=torch.long)
-    for row in (1, 2):
-        rows[(index % 3 == row) & (index < 3 * counts[row])] = row
-    got = tuple(int((rows == row).sum()) for row in range(3))
-    if got != counts:
-        raise ValueError(
-            f"mrope_section={list(counts)} cannot be dealt round-robin (pair i to row i mod 3 "
-            f"while the height and width rows have pairs left, the rest to time): that gives "
-            f"{list(got)} pairs per row; use interleaved=False or a section with "
-            "height, width <= time"
-        )
-    return rows
-
-
-def _equal_spatial(counts: tuple[int, ...], name: str) -> None:
-    height, width = counts[-2:]
-    if height != width:
-        raise ValueError(
-            f"mrope_section={list(counts)}: the {name!r} assignment alternates height and width "
-            f"pair by pair, so they need equal counts (got height {height}, width {width})"
-        )
-
-
-def _alternating(counts: tuple[int, ...]) -> torch.Tensor:
-    _equal_spatial(counts, "alternating")
-    time, height, width = counts
-    spatial = torch.arange(height + width) % 2 + 1  # 1, 2, 1, 2, ...: height first
-    return torch.cat([spatial, torch.zeros(time, dtype=torch.long)])
-
-
-def _alternating_2d(counts: tuple[int, ...]) -> torch.Tensor:
-    _equal_spatial(counts, "alternating_2d")
-    return torch.arange(sum(counts)) % 2  # 0, 1, 0, 1, ...: height first
-
-
-@dataclass(frozen=True)
-class MRopeAssignment:
-    """One rule giving each rotary pair a position row.
-
-    Attributes
-    ----------
-    rows : tuple of str
-        The position rows, in the order ``positions`` carries them and ``mrope_section`` counts
-        them.
-    pair_rows : callable
-        ``(counts per row) -> (pairs,)`` int64 row of each pair; raises ``ValueError`` for counts
-        the rule cannot give.
-    rule : str
-        The rule, in words.
-    models : str
-        The families whose code assigns this way.
-    """
-
-    rows: tuple[str, ...]
-    pair_rows: Callable[[tuple[int, ...]], torch.Tensor]
-    rule: str
-    models: str
-
-
-MROPE_ASSIGNMENTS: dict[str, MRopeAssignment] = {
-    "consecutive": MRopeAssignment(
-        MROPE_ROWS, _consecutive,
-        "the first mrope_section[0] pairs take time, the next mrope_section[1] height, the "
-        "last mrope_section[2] width",
-        "Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni, GLM-4V, PaddleOCR-VL",
-    ),
-    "interleaved": MRopeAssignment(
-        MROPE_ROWS, _round_robin,
-        "pair i takes row i mod 3 while the height and width rows have pairs left; the rest "
-        "take time",
-        "Qwen3-VL, Qwen3.5, Qwen3-Omni, Cosmos 3, Cohere Compass, Qwen4-Exp",
-    ),
-    "alternating": MRopeAssignment(
-        MROPE_ROWS, _alternating,
-        "height and width take turns over the first mrope_section[1] + mrope_section[2] pairs "
-        "(height first, equal counts); the last mrope_section[0] pairs take time",
-        "ERNIE 4.5 VL",
-    ),
-    "alternating_2d": MRopeAssignment(
-        ("height", "width"), _alternating_2d,
-        "two rows; pair i takes row i mod 2 (height first, equal counts)",
-        "NeoMME",
-    ),
-}  # fmt: skip
-"""Assignment name -> :class:`MRopeAssignment`: which position row each pair follows."""
-
-
-def _assignment(interleaved: object, assignment: object) -> str:
-    """The assignment's name: ``assignment``, else ``interleaved``'s shorthand."""
-    interleaved = check_bool("interleaved", interleaved)
-    if assignment is None:
-        return "interleaved" if interleaved else "consecutive"
-    if not isinstance(assignment, str) or assignment not in MROPE_ASSIGNMENTS:
-        raise ValueError(
-            f"assignment must be one of {', '.join(map(repr, MROPE_ASSIGNMENTS))}, "
-            f"got {assignment!r}"
-        )
-    if interleaved and assignment != "interleaved":
-        raise ValueError(
-            f"interleaved=True is the 'interleaved' assignment; it contradicts "
-            f"assignment={assignment!r}"
-        )
-    return assignment
-
-
-def _check_section(mrope_section: object, rows: tuple[str, ...]) -> tuple[int, ...]:
-    names = ", ".join(rows)
-    if isinstance(mrope_section, (str, bytes)) or not isinstance(mrope_section, Sequence):
-        raise TypeError(
-            f"mrope_section must be {len(rows)} non-negative integers ({names} pair counts), "
-            f"got {mrope_section!r}"
-        )
-    if len(mrope_section) != len(rows):
-        word = {2: "two", 3: "three"}.get(len(rows), str(len(rows)))
-        raise ValueError(f"mrope_section must have {word} entries ({names}), got {mrope_section!r}")
-    counts = tuple(check_int(f"mrope_section[{j}]", n) for j, n in enumerate(mrope_section))
-    if sum(counts) == 0:
-        raise ValueError(f"mrope_section must give at least one pair, got {mrope_section!r}")
-    return counts
 
 
 def mrope_pair_rows(
@@ -232,8 +101,8 @@ def mrope_pair_rows(
     >>> mrope_pair_rows([2, 1, 1], assignment="alternating")
     tensor([1, 2, 0, 0])
     """
-    entry = MROPE_ASSIGNMENTS[_assignment(interleaved, assignment)]
-    return entry.pair_rows(_check_section(mrope_section, entry.rows))
+    entry = MROPE_ASSIGNMENTS[mrope_assignment(interleaved, assignment)]
+    return torch.tensor(entry.pair_rows(mrope_counts(mrope_section, entry.rows)), dtype=torch.long)
 
 
 def _check_mrope_positions(positions: object, rows: tuple[str, ...]) -> torch.Tensor:
@@ -303,7 +172,7 @@ def mrope_cos_sin(
     >>> cos.shape
     torch.Size([2, 4])
     """
-    name = _assignment(interleaved, assignment)
+    name = mrope_assignment(interleaved, assignment)
     positions = _check_mrope_positions(positions, MROPE_ASSIGNMENTS[name].rows)
     inv_freq = check_inv_freq("inv_freq", inv_freq)
     rows = mrope_pair_rows(mrope_section, assignment=name)

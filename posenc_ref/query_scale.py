@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+from ._checks import check_int, check_positive_float
 
-from ._checks import check_int, check_positions, check_positive_float
+if TYPE_CHECKING:  # the config reader builds a QueryScale without torch; calling it needs it
+    import torch
 
 __all__ = ["QueryScale", "QUERY_SCALE_FORMS"]
 
@@ -82,6 +84,10 @@ class QueryScale:
 
     def __call__(self, positions: torch.Tensor) -> torch.Tensor:
         r""":math:`\sigma(t)` of integer positions ``(..., seq_len)``, float64."""
+        import torch
+
+        from ._tensor_checks import check_positions
+
         positions = check_positions("positions", positions, integer_only=True)
         shifted = positions.to(torch.float64) + self.shift
         if self.form == "power":

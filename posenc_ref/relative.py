@@ -20,15 +20,10 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import (
-    check_bool,
-    check_float_dtype,
-    check_int,
-    check_positive_float,
-    check_tensor,
-    values_visible,
-)
+from ._checks import check_bool, check_int, check_positive_float
+from ._tensor_checks import check_float_dtype, check_tensor, values_visible
 from .device import check_device
+from .values import alibi_slope_values, t5_bucket_sizes
 
 __all__ = [
     "relative_positions",
@@ -156,17 +151,9 @@ def t5_relative_bucket(
         Same shape, int64, values in ``[0, num_buckets - 1]``.
     """
     relative_position = _check_int_tensor("relative_position", relative_position).to(torch.int64)
-    bidirectional = check_bool("bidirectional", bidirectional)
-    num_buckets = check_int("num_buckets", num_buckets, minimum=4 if bidirectional else 2)
-    if bidirectional and num_buckets % 2:
-        raise ValueError(f"num_buckets must be even when bidirectional, got {num_buckets}")
-    per_direction = num_buckets // 2 if bidirectional else num_buckets
-    max_exact = per_direction // 2
-    max_distance = check_int("max_distance", max_distance, minimum=1)
-    if max_distance <= max_exact:
-        raise ValueError(
-            f"max_distance must be > {max_exact} (the number of exact buckets), got {max_distance}"
-        )
+    per_direction, max_exact, max_distance = t5_bucket_sizes(
+        bidirectional, num_buckets, max_distance
+    )
 
     buckets = torch.zeros_like(relative_position)
     if bidirectional:
@@ -221,16 +208,8 @@ def alibi_slopes(
     num_heads = check_int("num_heads", num_heads, minimum=1)
     dtype = check_float_dtype("dtype", dtype)
     device = check_device(device)
-    closest = 2 ** int(math.floor(math.log2(num_heads)))
-    slopes = _power_of_two_slopes(closest)
-    if closest < num_heads:
-        slopes += _power_of_two_slopes(2 * closest)[0::2][: num_heads - closest]
+    slopes = alibi_slope_values(num_heads)
     return torch.tensor(slopes, dtype=torch.float64, device=device).to(dtype)
-
-
-def _power_of_two_slopes(n: int) -> list[float]:
-    # 2^(-8h/n) = (2^(-8/n))^h: a geometric sequence starting at, and with ratio, 2^(-8/n).
-    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
 
 
 def alibi_bias(

@@ -27,7 +27,8 @@ import math
 
 import torch
 
-from ._checks import broadcast_shape, check_bool, check_int, check_tensor
+from ._checks import broadcast_shape, check_bool, check_int
+from ._tensor_checks import check_tensor
 from .relative import relative_positions
 
 __all__ = [

@@ -22,19 +22,18 @@ from ._checks import (
     check_base,
     check_bool,
     check_dim,
-    check_float_dtype,
-    check_head_dim,
     check_int,
-    check_inv_freq,
     check_layout,
-    check_positions,
-    check_positive_float,
     check_rotary_dim,
+)
+from ._tensor_checks import (
+    check_float_dtype,
+    check_positions,
+    check_qk,
+    check_scaling,
     check_table_dtype,
-    check_tensor,
     tracing,
 )
-from .absolute import inv_freq as plain_inv_freq
 from .device import check_device
 from .mrope import MROPE_ASSIGNMENTS, mrope_cos_sin, mrope_pair_rows
 from .query_scale import QueryScale
@@ -60,40 +59,6 @@ __all__ = [
     "permute_qk_weight",
     "RotaryEmbedding",
 ]
-
-
-def _resolve_scaling(
-    scaling: object, rotary_dim: int, base: float
-) -> tuple[Scaling | None, ScaledFrequencies, bool]:
-    """Return ``(the method or None, frequencies inside the original context, static)``.
-
-    ``static`` is True where frequencies were given (a ScaledFrequencies): no method to recompute.
-    """
-    if scaling is None:
-        return None, ScaledFrequencies(plain_inv_freq(rotary_dim, base), 1.0), False
-    if isinstance(scaling, ScaledFrequencies):
-        freqs = check_inv_freq("inv_freq", scaling.inv_freq)
-        if freqs.device.type == "meta":
-            raise ValueError(
-                "scaling.inv_freq is a meta tensor, but the module keeps its frequencies as "
-                "float64 values on the CPU (a few hundred numbers); compute them on the CPU and "
-                "pass device='meta' for the tables only"
-            )
-        if freqs.numel() != rotary_dim // 2:
-            raise ValueError(
-                f"scaling.inv_freq must have rotary_dim // 2 = {rotary_dim // 2} entries, "
-                f"got {freqs.numel()}"
-            )
-        factor = check_positive_float("scaling.attention_factor", scaling.attention_factor)
-        return None, ScaledFrequencies(freqs.detach().to("cpu", torch.float64), factor), True
-    if not isinstance(scaling, Mapping):
-        raise TypeError(
-            "scaling must be None, a ScaledFrequencies (from posenc_ref.rope_scaling) or a dict "
-            f"like {{'method': 'yarn', 'factor': 4.0, 'original_max_len': 4096}}, got "
-            f"{type(scaling).__name__}"
-        )
-    method = scaling if isinstance(scaling, Scaling) else Scaling.from_mapping(scaling)
-    return method, method.frequencies(rotary_dim, base), False  # validates the values now
 
 
 # Rows a RotaryEmbedding builds up front (2**20 rows of 64 pairs: 512 MiB in float32).
@@ -249,7 +214,7 @@ class RotaryEmbedding(nn.Module):
         self.clockwise = check_bool("clockwise", clockwise)
         # The model config this module was built from (from_spec, from_hf_config), else None.
         self.spec: RopeSpec | None = None
-        method, freqs, static = _resolve_scaling(scaling, self.rotary_dim, self.base)
+        method, freqs, static = check_scaling(scaling, self.rotary_dim, self.base)
         self._use(method, static)
         # float64 on the CPU, a plain attribute rather than a buffer so .to(dtype) can't round it
         self.inv_freq, self.attention_factor = freqs
@@ -424,7 +389,7 @@ class RotaryEmbedding(nn.Module):
         tuple of torch.Tensor
             ``(q_rot, k_rot)``, shapes and dtypes of ``q`` and ``k``.
         """
-        seq_len = _check_qk(q, k, self.head_dim)
+        seq_len = check_qk(q, k, self.head_dim)
         offset = check_int("offset", offset)
         span = None
         if positions is None:
@@ -576,7 +541,9 @@ class RotaryEmbedding(nn.Module):
         >>> rope.rotary_dim, rope.layout
         (64, 'interleaved')
         """
-        from .models import rope_spec  # the config reader, only when a config is read
+        # The one import from the maths up (tests/test_layers.py allows it, and only it): the
+        # README's one line from a config to a module. The reader, only when a config is read.
+        from .models import rope_spec
 
         spec = rope_spec(config, layer_type=layer_type, layout=layout, lerope_alpha=lerope_alpha)
         return cls.from_spec(spec, max_len=max_len, device=device)
@@ -601,19 +568,3 @@ class RotaryEmbedding(nn.Module):
             f"head_dim={self.head_dim}{partial}, base={self.base}, layout={self.layout!r}, "
             f"scaling={self.method}{context}{extra}, cached_rows={self.max_len}"
         )
-
-
-def _check_qk(q: object, k: object, head_dim: int) -> int:
-    """Validate ``RotaryEmbedding.forward``'s q and k; return their ``seq_len``."""
-    q, k = check_tensor("q", q), check_tensor("k", k)
-    for name, t in (("q", q), ("k", k)):
-        if check_head_dim(name, t) != head_dim:
-            raise ValueError(
-                f"{name}'s last dimension must be head_dim={head_dim}, got {tuple(t.shape)}"
-            )
-    if q.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"q and k must have the same seq_len (dimension -2), got {tuple(q.shape)} and "
-            f"{tuple(k.shape)}; rotate them in separate calls with explicit positions"
-        )
-    return q.shape[-2]

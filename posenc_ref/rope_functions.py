@@ -52,20 +52,22 @@ import torch
 
 from ._checks import (
     broadcast_shape,
+    check_int,
+    check_layout,
+    check_positive_float,
+    check_rotary_dim,
+)
+from ._rotate import rotate
+from ._tensor_checks import (
     check_even_last,
     check_float_dtype,
     check_head_dim,
-    check_int,
     check_inv_freq,
-    check_layout,
     check_positions,
-    check_positive_float,
-    check_rotary_dim,
     check_table_dtype,
     check_tensor,
     values_visible,
 )
-from ._rotate import rotate
 from .device import compute_device
 
 __all__ = [

@@ -23,6 +23,7 @@ from typing import Any
 
 from .rope_scaling_functions import (
     ScaledFrequencies,
+    ScaledValues,
     dynamic_ntk,
     linear,
     llama3,
@@ -35,6 +36,7 @@ from .rope_scaling_functions import (
 
 __all__ = [
     "ScaledFrequencies",
+    "ScaledValues",
     "Scaling",
     "Method",
     "METHODS",
@@ -78,6 +80,15 @@ class Method:
         if self.length_dependent:
             return self.function(dim, base, seq_len=seq_len, **params)
         return self.function(dim, base, **params)
+
+    def values(
+        self, dim: int, base: float, params: Mapping[str, Any], seq_len: int = 0
+    ) -> ScaledValues:
+        """The same frequencies as Python floats (the method's formula, no tensor, no torch)."""
+        formula = self.function.values
+        if self.length_dependent:
+            return formula(dim, base, seq_len=seq_len, **params)
+        return formula(dim, base, **params)
 
 
 METHODS: dict[str, Method] = {
@@ -213,6 +224,10 @@ class Scaling(Mapping[str, Any]):
             ``inv_freq`` of shape ``(dim // 2,)``, float64, and the attention factor.
         """
         return METHODS[self.method].frequencies(dim, base, self.params, seq_len)
+
+    def values(self, dim: int, base: float, seq_len: int = 0) -> ScaledValues:
+        """:meth:`frequencies` as Python floats: ``dim // 2`` of them, computed without torch."""
+        return METHODS[self.method].values(dim, base, self.params, seq_len)
 
     def replace(self, **params: Any) -> Scaling:
         """The same method with some arguments replaced (or added)."""

@@ -11,6 +11,10 @@ Each function returns a :class:`ScaledFrequencies` ``(inv_freq, attention_factor
 float64 ``inv_freq`` of shape ``(dim // 2,)``; feed it to
 :func:`posenc_ref.rope.rope_cos_sin` or to ``RotaryEmbedding(scaling=...)``.
 
+Each method is written once, on Python floats (float64): its body computes a list, which
+:func:`tensor_method` returns as a tensor, and ``method.values`` (the body itself, returning a
+:class:`~posenc_ref.values.ScaledValues`) is what the config reader uses without torch.
+
 :mod:`posenc_ref.rope_scaling` re-exports every function here and names them in its table
 :data:`~posenc_ref.rope_scaling.METHODS`, for use by name
 (:class:`~posenc_ref.rope_scaling.Scaling`).
@@ -36,16 +40,22 @@ full list is on the "Context extension" page):
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import NamedTuple
-
-import torch
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from ._checks import check_base, check_bool, check_dim, check_int, check_positive_float
-from .absolute import inv_freq as _inv_freq
+from .values import ScaledValues, inv_freq_values
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "ScaledFrequencies",
+    "ScaledValues",
+    "tensor_method",
     "linear",
     "ntk_aware",
     "dynamic_ntk",
@@ -72,6 +82,28 @@ class ScaledFrequencies(NamedTuple):
     attention_factor: float
 
 
+def tensor_method(formula: Callable[..., ScaledValues]) -> Callable[..., ScaledFrequencies]:
+    """The public method from its formula on floats: the same call, a float64 tensor returned.
+
+    ``formula`` (the decorated function) computes the frequencies as Python floats; the method
+    returns them as :class:`ScaledFrequencies`, and keeps ``formula`` as ``method.values`` for
+    callers that need no tensor. torch is imported here, on the first call, not with the module.
+    The decorated function is annotated with what its callers get (a ScaledFrequencies); its
+    body returns the floats.
+    """
+
+    @functools.wraps(formula)
+    def method(*args, **kwargs) -> ScaledFrequencies:
+        import torch
+
+        values = formula(*args, **kwargs)
+        inv_freq = torch.tensor(values.inv_freq, dtype=torch.float64)
+        return ScaledFrequencies(inv_freq, values.attention_factor)
+
+    method.values = formula  # type: ignore[attr-defined]
+    return method
+
+
 def _check_factor(factor: object) -> float:
     return check_positive_float("factor", factor, minimum=1.0)
 
@@ -85,6 +117,7 @@ def _check_ntk_dim(dim: object) -> int:
     return dim
 
 
+@tensor_method
 def linear(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequencies:
     r"""Linear scaling / Position Interpolation: every frequency divided by ``factor``.
 
@@ -112,9 +145,10 @@ def linear(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequenci
         ``inv_freq`` of shape ``(dim // 2,)``, float64; ``attention_factor`` 1.0.
     """
     factor = _check_factor(factor)
-    return ScaledFrequencies(_inv_freq(dim, base) / factor, 1.0)
+    return ScaledValues([w / factor for w in inv_freq_values(check_dim("dim", dim), base)], 1.0)
 
 
+@tensor_method
 def ntk_aware(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFrequencies:
     r"""NTK-aware scaling: a larger base, chosen so the slowest pair is interpolated like PI.
 
@@ -146,9 +180,10 @@ def ntk_aware(dim: int, base: float = 10000.0, *, factor: float) -> ScaledFreque
     dim = _check_ntk_dim(dim)
     base = check_base("base", base)
     factor = _check_factor(factor)
-    return ScaledFrequencies(_inv_freq(dim, base * factor ** (dim / (dim - 2))), 1.0)
+    return ScaledValues(inv_freq_values(dim, base * factor ** (dim / (dim - 2))), 1.0)
 
 
+@tensor_method
 def dynamic_ntk(
     dim: int,
     base: float = 10000.0,
@@ -203,7 +238,7 @@ def dynamic_ntk(
     original_max_len = check_int("original_max_len", original_max_len, minimum=1)
     length = max(seq_len, original_max_len)
     ratio = factor * length / original_max_len - (factor - 1)
-    return ScaledFrequencies(_inv_freq(dim, base * ratio ** (dim / (dim - 2))), 1.0)
+    return ScaledValues(inv_freq_values(dim, base * ratio ** (dim / (dim - 2))), 1.0)
 
 
 def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
@@ -241,6 +276,7 @@ def _yarn_pair_index(rotations: float, dim: int, base: float, original_max_len: 
     return dim * math.log(original_max_len / (2 * math.pi * rotations)) / (2 * math.log(base))
 
 
+@tensor_method
 def yarn(
     dim: int,
     base: float = 10000.0,
@@ -322,15 +358,16 @@ def yarn(
         attention_factor = check_positive_float("attention_factor", attention_factor)
 
     gamma = _yarn_ramp(dim, base, original_max_len, beta_fast, beta_slow, truncate)
-    omega = _inv_freq(dim, base)
-    return ScaledFrequencies((1 - gamma) * omega + gamma * omega / factor, float(attention_factor))
+    omega = inv_freq_values(dim, base)
+    scaled = [(1 - g) * w + g * w / factor for g, w in zip(gamma, omega, strict=True)]
+    return ScaledValues(scaled, float(attention_factor))
 
 
 def _yarn_ramp(
     dim: int, base: float, original_max_len: int, beta_fast: float, beta_slow: float,
     truncate: bool,
-) -> torch.Tensor:  # fmt: skip
-    # gamma_i per pair, (dim // 2,) float64: 0 keeps the frequency, 1 divides it by the factor
+) -> list[float]:  # fmt: skip
+    # gamma_i per pair, dim // 2 floats: 0 keeps the frequency, 1 divides it by the factor
     low = _yarn_pair_index(beta_fast, dim, base, original_max_len)
     high = _yarn_pair_index(beta_slow, dim, base, original_max_len)
     if truncate:
@@ -343,10 +380,10 @@ def _yarn_ramp(
         # HF's ramp then interpolates *every* pair; keeping them all is what the method means,
         # so the step is used there too. No released config is in that regime.
         high = low + 0.001
-    pair = torch.arange(dim // 2, dtype=torch.float64)
-    return ((pair - low) / (high - low)).clamp(0.0, 1.0)
+    return [min(max((pair - low) / (high - low), 0.0), 1.0) for pair in range(dim // 2)]
 
 
+@tensor_method
 def llama3(
     dim: int,
     base: float = 500000.0,
@@ -407,27 +444,30 @@ def llama3(
             f"high_freq_factor={high!r}, low_freq_factor={low!r}"
         )
     original_max_len = check_int("original_max_len", original_max_len, minimum=1)
-    omega = _inv_freq(dim, base)
-    turns = original_max_len * omega / (2 * math.pi)  # L / lambda_i
-    slow, middle = _llama3_bands(turns, low, high)
-    result = torch.where(slow, omega / factor, omega)
-    if high > low:
-        sigma = (turns - low) / (high - low)
-        result = torch.where(middle, (1 - sigma) * omega / factor + sigma * omega, result)
-    return ScaledFrequencies(result, 1.0)
+    result = []
+    for omega in inv_freq_values(check_dim("dim", dim), base):
+        turns = original_max_len * omega / (2 * math.pi)  # L / lambda_i
+        slow, middle = _llama3_bands(turns, low, high)
+        if slow:
+            omega = omega / factor
+        elif middle and high > low:
+            sigma = (turns - low) / (high - low)
+            omega = (1 - sigma) * omega / factor + sigma * omega
+        result.append(omega)
+    return ScaledValues(result, 1.0)
 
 
-def _llama3_bands(
-    turns: torch.Tensor, low: float, high: float
-) -> tuple[torch.Tensor, torch.Tensor]:
-    # Llama 3's band of each pair from its turns L / lambda_i: (slow, middle) masks, (dim // 2,).
+def _llama3_bands(turns, low: float, high: float):
+    # Llama 3's band of a pair from its turns L / lambda_i: (slow, middle), for one float or
+    # elementwise for a tensor of them (the command line's `compare` groups pairs by them).
     # slow: lambda > L/l, divided by the factor; middle: L/h <= lambda <= L/l, blended; the rest
-    # (the fast pairs) keep their frequency. The command line's `compare` groups pairs by them.
+    # (the fast pairs) keep their frequency.
     return turns < low, (turns >= low) & (turns <= high)
 
 
-def _check_factor_list(name: str, values: object, pairs: int) -> torch.Tensor:
-    if isinstance(values, torch.Tensor):
+def _check_factor_list(name: str, values: object, pairs: int) -> list[float]:
+    torch = sys.modules.get("torch")  # a tensor can only come from a program that imported it
+    if torch is not None and isinstance(values, torch.Tensor):
         values = values.detach().to("cpu", torch.float64).flatten().tolist()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
         raise TypeError(f"{name} must be a list of {pairs} positive numbers, got {values!r}")
@@ -438,7 +478,7 @@ def _check_factor_list(name: str, values: object, pairs: int) -> torch.Tensor:
         )
     for i, value in enumerate(values):
         check_positive_float(f"{name}[{i}]", value)
-    return torch.tensor([float(v) for v in values], dtype=torch.float64)
+    return [float(v) for v in values]
 
 
 def _longrope_factor(factor: object, max_len: object, original_max_len: int) -> float:
@@ -482,6 +522,7 @@ def longrope_attention_factor(factor: float, original_max_len: int) -> float:
     return math.sqrt(1.0 + math.log(factor) / math.log(original_max_len))
 
 
+@tensor_method
 def longrope(
     dim: int,
     base: float = 10000.0,
@@ -565,4 +606,5 @@ def longrope(
     else:
         attention_factor = check_positive_float("attention_factor", attention_factor)
     rescale = long if seq_len > original_max_len else short
-    return ScaledFrequencies(_inv_freq(dim, base) / rescale, float(attention_factor))
+    scaled = [w / r for w, r in zip(inv_freq_values(dim, base), rescale, strict=True)]
+    return ScaledValues(scaled, float(attention_factor))

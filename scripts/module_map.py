@@ -4,9 +4,12 @@
 ``python scripts/module_map.py --write`` to update it in place.
 
 Every module is listed, private ones (``_checks.py``, ``_rotate.py``, ...) and ``__main__.py``
-included: the reader should see the whole architecture. A subpackage (``plots/``) gets one line
-with its docstring and the lines of all its files, followed by one line per module in it, then
-its own subpackages (``models/families/``) the same way.
+included: the reader should see the whole architecture. Rows are grouped by floor, the maths
+first (in the reading order of :data:`MATHS_ORDER`, then its other modules, then its helpers),
+then the floors above it, each of which imports the ones below (``tests/test_layers.py``). A
+subpackage (``plots/``) gets one line with its docstring and the lines of all its files,
+followed by one line per module in it, then its own subpackages (``models/families/``) the same
+way.
 """
 
 from __future__ import annotations
@@ -18,6 +21,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "posenc_ref"
+
+
+# The maths, in the order to read it: the frequencies, the rotation, the module, the scaling
+# methods, more position rows, the other encodings, the same numbers on Python floats.
+MATHS_ORDER = [
+    "absolute.py", "rope_functions.py", "rope.py", "rope_scaling_functions.py", "rope_scaling.py",
+    "mrope.py", "axial.py", "relative.py", "relative_terms.py", "values.py",
+]  # fmt: skip
+# The floors above the maths: (label, top-level entries), lowest first.
+FLOORS = [
+    ("2 reader", ["models", "encodings"]),
+    ("3 command line", ["__main__.py", "cli"]),
+    ("4 kit", ["testing"]),
+    ("5 figures", ["plots"]),
+]
 
 
 def _summary(path: Path) -> str:
@@ -44,25 +62,33 @@ def _packages(folder: Path) -> list[Path]:
     )
 
 
-def _package_lines(folder: Path, prefix: str) -> list[str]:
+def _package_lines(folder: Path, prefix: str, floor: str) -> list[str]:
     # the package (its docstring, the lines of all its files), its modules, then its packages
     total = sum(_lines(p) for p in folder.rglob("*.py"))
     name = f"{prefix}{folder.name}/"
-    lines = [f"| `{name}` | {_summary(folder / '__init__.py')} | {total} |"]
+    lines = [f"| {floor} | `{name}` | {_summary(folder / '__init__.py')} | {total} |"]
     for path in _modules(folder):
-        lines.append(f"| `{name}{path.name}` | {_summary(path)} | {_lines(path)} |")
+        lines.append(f"| {floor} | `{name}{path.name}` | {_summary(path)} | {_lines(path)} |")
     for package in _packages(folder):
-        lines += _package_lines(package, name)
+        lines += _package_lines(package, name, floor)
     return lines
 
 
 def module_map() -> str:
-    """The markdown table: module, its docstring's first line, and its line count."""
-    lines = ["| module | what it holds | lines |", "|---|---|---:|"]
-    for path in _modules(PACKAGE):
-        lines.append(f"| `{path.name}` | {_summary(path)} | {_lines(path)} |")
-    for folder in _packages(PACKAGE):
-        lines += _package_lines(folder, "")
+    """The markdown table: floor, module, its docstring's first line, and its line count."""
+    lines = ["| floor | module | what it holds | lines |", "|---|---|---|---:|"]
+    above = {entry for _, entries in FLOORS for entry in entries}
+    rest = [p for p in _modules(PACKAGE) if p.name not in MATHS_ORDER and p.name not in above]
+    maths = [PACKAGE / name for name in MATHS_ORDER] + rest
+    for path in maths:
+        lines.append(f"| 1 maths | `{path.name}` | {_summary(path)} | {_lines(path)} |")
+    for floor, entries in FLOORS:
+        for entry in entries:
+            path = PACKAGE / entry
+            if path.is_dir():
+                lines += _package_lines(path, "", floor)
+            else:
+                lines.append(f"| {floor} | `{entry}` | {_summary(path)} | {_lines(path)} |")
     return "\n".join(lines)
 
 

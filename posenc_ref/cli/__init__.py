@@ -17,7 +17,21 @@ each in a module of its own:
 - ``_words``: the command's name, its help examples, and hints in terms of its flags.
 """
 
-from ._compare import compare_specs
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ._schema import SCHEMA_VERSION, encoding_json, json_schema
 
+if TYPE_CHECKING:  # at run time, __getattr__: compare works on tensors (torch), inspect does not
+    from ._compare import compare_specs
+
 __all__ = ["SCHEMA_VERSION", "json_schema", "encoding_json", "compare_specs"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "compare_specs":
+        from ._compare import compare_specs
+
+        return compare_specs
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

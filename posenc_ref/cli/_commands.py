@@ -239,3 +239,55 @@ def verify_json(vectors: str, outputs: str, agrees: bool, report: str, cases: li
             report=report,
         )
     )
+
+
+def add_vectors(commands: argparse._SubParsersAction) -> None:
+    """The ``vectors`` command's parser (its work: ``posenc_ref.testing._vectors``)."""
+    vectors = commands.add_parser(
+        "vectors",
+        help="write reference vectors of a model's RoPE (.safetensors, .npz, .json)",
+        description=(
+            "Write inputs, expected outputs, cos/sin rows and per-element tolerances of a "
+            "model's RoPE, for a test in any language: windows at the start, at the end of the "
+            "original context, across it and far past it, float32 and bfloat16 inputs, every "
+            "layer type, three position rows for M-RoPE. The suffix of FILE picks the format."
+        ),
+    )
+    vectors.add_argument(
+        "config",
+        metavar="CONFIG",
+        help="a config.json, a folder holding one, or a model id in the local Hugging Face cache",
+    )
+    vectors.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="FILE.safetensors, .npz or .json"
+    )
+    vectors.add_argument("--layer-type", metavar="T", help="one layer type only (default: all)")
+    vectors.add_argument(
+        "--layout",
+        choices=["interleaved", "half"],
+        help="pair layout, for a model_type posenc_ref does not know",
+    )
+    vectors.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    add_json(vectors)
+
+
+def add_verify(commands: argparse._SubParsersAction) -> None:
+    """The ``verify`` command's parser (its work: ``posenc_ref.testing._vectors``)."""
+    verify = commands.add_parser(
+        "verify",
+        help="diagnose your outputs for a vectors file",
+        description=(
+            "Compare OUTPUTS (tensors named like the vectors' cases, GROUP/WINDOW/DTYPE/q_rot "
+            "and .../k_rot) with the expected outputs of VECTORS, and print the verdict, one line "
+            "per case, and the diagnosis assert_rope_equal gives for the same calls. Exit "
+            "status 1 on disagreement, or when cases are missing (unless --allow-missing)."
+        ),
+    )
+    verify.add_argument("vectors", metavar="VECTORS", help="a file written by `vectors`")
+    verify.add_argument("outputs", metavar="OUTPUTS", help="your outputs (any of the 3 formats)")
+    verify.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="accept outputs for only some of the cases (default: a missing case fails)",
+    )
+    add_json(verify)

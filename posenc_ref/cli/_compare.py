@@ -97,9 +97,10 @@ def scaling_bands(spec: Any) -> list[Band] | None:
         if high <= low:  # no middle band (Llama 4 Scout): llama3() keeps those pairs
             middle = torch.zeros_like(middle)
     else:
-        gamma = methods._yarn_ramp(
+        ramp = methods._yarn_ramp(
             dim, base, length, params["beta_fast"], params["beta_slow"], params["truncate"]
         )
+        gamma = torch.tensor(ramp, dtype=torch.float64)
         slow, middle = gamma == 1, (gamma > 0) & (gamma < 1)
     fast = ~slow & ~middle
     s = f"{float(params['factor']):g}"

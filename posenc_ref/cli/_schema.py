@@ -22,19 +22,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-import torch
-
 from .. import __version__
+from ..values import inv_freq_values
 
 SCHEMA_VERSION = 1
 """The version of the JSON the command line writes (``schema_version`` in every output)."""
 
 # Fields written for every RopeSpec whatever it holds: the rest follow generically.
-_HIDDEN = {"inv_freq"}  # written once, in the per-pair table
+_HIDDEN = {"inv_freq_values"}  # written once, in the per-pair table
 
 
 def envelope(command: str, **body: Any) -> dict[str, Any]:
@@ -59,7 +59,8 @@ def plain(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    if isinstance(value, torch.Tensor):
+    torch = sys.modules.get("torch")  # a tensor can only come from a program that imported it
+    if torch is not None and isinstance(value, torch.Tensor):
         return plain(value.detach().to("cpu", torch.float64).tolist())
     if isinstance(value, Scaling):
         return {"method": value.method, "params": plain(dict(value.params))}
@@ -84,13 +85,10 @@ def pair_table(spec: Any) -> list[dict[str, Any]]:
     ``turns`` is within ``original_max_len`` (else ``max_len``; ``null`` where neither is
     stated); ``ratio`` is the frequency over the unscaled ``base ** (-2i / rotary_dim)``.
     """
-    from ..absolute import inv_freq as plain_inv_freq
-
-    omega = spec.inv_freq.detach().to("cpu", torch.float64)
-    unscaled = plain_inv_freq(spec.rotary_dim, spec.base)
+    unscaled = inv_freq_values(spec.rotary_dim, spec.base)
     context = spec.original_max_len or spec.max_len
     rows = []
-    for i, w in enumerate(omega.tolist()):
+    for i, w in enumerate(spec.inv_freq_values):
         wavelength = 2 * math.pi / w if w > 0 else math.inf
         rows.append(
             {
@@ -138,15 +136,15 @@ def encoding_json(encoding: Any) -> dict[str, Any]:
         if hasattr(encoding, attribute):
             out["parameters"][name] = plain(getattr(encoding, attribute))
     if encoding.kind == "alibi":
-        out["parameters"]["slopes"] = plain(encoding.slopes())
+        out["parameters"]["slopes"] = plain(encoding.slope_values())
     return out
 
 
 def axial_json(tower: Any) -> dict[str, Any]:
     """A vision tower's :class:`~posenc_ref.models.AxialSpec`: its fields and its frequencies."""
     out = {k: plain(v) for k, v in fields_of(tower).items()}
-    out["inv_freq"] = plain(tower.inv_freq)
-    out["pair_axes"] = plain(tower.pair_axes)
+    out["inv_freq"] = plain(tower.inv_freq_values)
+    out["pair_axes"] = plain(tower.pair_axes_values)
     return out
 
 

@@ -41,7 +41,8 @@ from ..models._rope_dict import per_layer_type_only
 from ..models._language import language_of
 from ..models.families import instead, row_of
 from ..models.family import Family
-from ..models.traits import ConfigClass, LocalBase, NamedTables, ScaledType, SwitchedBy
+from ..models.sparse_traits import NamedTables
+from ..models.traits import ConfigClass, LocalBase, ScaledType, SwitchedBy
 from ._kinds import (
     Alibi,
     LayerType,

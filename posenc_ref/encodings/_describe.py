@@ -12,9 +12,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 
-import torch
-
-from ..absolute import inv_freq as plain_inv_freq
+from ..values import inv_freq_values
 from ._kinds import Alibi, LearnedAbsolute, NoPE, RelativeKey, Sinusoidal, T5Buckets
 
 MAX_SLOPES = 8  # slopes listed; the rest are summarised
@@ -60,7 +58,7 @@ VARIANTS = {
 
 def sinusoidal_text(e: Sinusoidal) -> list[tuple[str, str]]:
     d, h = e.dim, e.dim // 2
-    omega = e.inv_freq()
+    omega = e.inv_freq_values()
     if e.variant == "fairseq":
         formula = (
             f"omega_i = {e.base:g}^(-i/{h - 1}) (fairseq's), so the slowest pair has exactly "
@@ -93,7 +91,7 @@ def sinusoidal_text(e: Sinusoidal) -> list[tuple[str, str]]:
 
 def alibi_text(e: Alibi) -> list[tuple[str, str]]:
     n = e.num_heads
-    slopes = e.slopes()
+    slopes = e.slope_values()
     power = 2 ** int(math.floor(math.log2(n)))
     if power == n:
         rule = f"mu_h = 2^(-8h/{n}), h = 1..{n}"
@@ -104,7 +102,7 @@ def alibi_text(e: Alibi) -> list[tuple[str, str]]:
         )
     shown = ", ".join(short(float(s)) for s in slopes[:MAX_SLOPES])
     if n > MAX_SLOPES:
-        shown += f", ... ({n} in all; the smallest {short(float(slopes.min()))})"
+        shown += f", ... ({n} in all; the smallest {short(float(min(slopes)))})"
     if e.logit_scale == 1.0:
         scale = "added to q.k/sqrt(d_head) as they are"
         label = "slopes"
@@ -212,8 +210,7 @@ DESCRIBERS = {
 
 def describe(encoding: object) -> list[tuple[str, str]]:
     """``(field, text)`` pairs for a kind other than RoPE, the headline first (field ``""``)."""
-    with torch.no_grad():
-        return [*DESCRIBERS[encoding.kind](encoding), ("source", encoding.source)]
+    return [*DESCRIBERS[encoding.kind](encoding), ("source", encoding.source)]
 
 
 # --------------------------------------------------------------------------- RoPE, and any kind
@@ -382,25 +379,25 @@ def pair_lines(spec: object, all_pairs: bool) -> list[str]:
     """The pairs in a sentence, then a table of them (frequency, wavelength, turns), then a note."""
     pairs = spec.rotary_dim // 2
     original = spec.original_max_len
-    omega = spec.inv_freq.detach().to("cpu", torch.float64)
-    plain = plain_inv_freq(spec.rotary_dim, spec.base)
-    wavelength = 2 * math.pi / omega
-    # a float: an integer context past int64 (10**20) cannot enter a tensor operation
+    omega = list(spec.inv_freq_values)
+    plain = inv_freq_values(spec.rotary_dim, spec.base)
+    wavelength = [wavelength_of(w) for w in omega]
+    # a float: an integer context past int64 (10**20) is not a length anyone computes with
     context = float(original or spec.max_len or 0)
     label = f"{original or spec.max_len}" if context < 1e9 else f"{context:.3g}"  # fits a column
     summary = (
-        f"{pairs}, the fastest turning {number(float(omega.max()))} rad per position "
-        f"(wavelength {number(float(wavelength.min()))}), the slowest "
-        f"{number(float(omega.min()))} (wavelength {number(float(wavelength.max()))})."
+        f"{pairs}, the fastest turning {number(max(omega))} rad per position "
+        f"(wavelength {number(min(wavelength))}), the slowest "
+        f"{number(min(omega))} (wavelength {number(max(wavelength))})."
     )
     if context:
-        turns = context / wavelength
+        turns = [context / length for length in wavelength]
         summary += (
-            f" {int((turns >= 1).sum())} of {pairs} turn at least once within {label} "
-            f"positions; the slowest turns {number(float(turns.min()))} times."
+            f" {sum(t >= 1 for t in turns)} of {pairs} turn at least once within {label} "
+            f"positions; the slowest turns {number(min(turns))} times."
         )
     lines = [wrap("pairs:      " + summary)]
-    scaled = not torch.allclose(omega, plain, rtol=1e-12, atol=0)
+    scaled = not all_close(omega, plain)
     long_note = length_note(spec, context, omega) if context else None
     header = f"{'pair':>5} {'inv_freq':>12} {'wavelength':>12}"
     if context:
@@ -409,11 +406,11 @@ def pair_lines(spec: object, all_pairs: bool) -> list[str]:
         header += f" {'vs base^(-2i/d)':>16}"
     lines += ["", header]
     for i in shown_pairs(pairs, all_pairs):
-        row = f"{i:>5} {number(float(omega[i])):>12} {number(float(wavelength[i])):>12}"
+        row = f"{i:>5} {number(omega[i]):>12} {number(wavelength[i]):>12}"
         if context:
-            row += f" {number(context / float(wavelength[i])):>16}"
+            row += f" {number(context / wavelength[i]):>16}"
         if scaled:
-            row += f" {'x ' + number(float(omega[i] / plain[i])):>16}"
+            row += f" {'x ' + number(omega[i] / plain[i]):>16}"
         lines.append(row)
     if not all_pairs and pairs > 16:
         shown = len(shown_pairs(pairs, False))
@@ -502,17 +499,29 @@ def sparse_lines(spec: object) -> list[str]:
     return lines
 
 
+def wavelength_of(omega: float) -> float:
+    r""":math:`2\pi/\omega`; a pair that does not turn (frequency 0) has an infinite wavelength."""
+    return 2 * math.pi / omega if omega else math.inf
+
+
+def all_close(values: list[float], reference: list[float]) -> bool:
+    """Equal to ``reference`` within a relative 1e-12 (``torch.allclose(rtol=1e-12, atol=0)``)."""
+    return len(values) == len(reference) and all(
+        abs(x - y) <= 1e-12 * abs(y) for x, y in zip(values, reference, strict=True)
+    )
+
+
 def length_note(spec: object, context: float, omega) -> str | None:
     """Say so when calls longer than the original context use other frequencies."""
     longer = int(2 * context + 1)
     if longer > 2**53:  # past float64's integers: no length-dependent type reads such a length
         return None
-    later = spec.frequencies(longer)
-    if torch.allclose(later.inv_freq.to(torch.float64), omega, rtol=1e-12, atol=0):
+    later = spec.values(longer)
+    if all_close(later.inv_freq, omega):
         return None
     return (
         f"length-dependent: calls longer than {int(context)} positions use other frequencies "
-        f"(at length {longer}: fastest {number(float(later.inv_freq.max()))}, "
-        f"slowest {number(float(later.inv_freq.min()))}, attention factor "
+        f"(at length {longer}: fastest {number(max(later.inv_freq))}, "
+        f"slowest {number(min(later.inv_freq))}, attention factor "
         f"{number(float(later.attention_factor))})"
     )

@@ -1,21 +1,22 @@
 r"""The kinds of positional encoding, as data: what :func:`positional_encoding` returns.
 
 Each kind holds the numbers its family's code uses and builds posenc_ref's own implementation
-where there is one (the sinusoidal table, the ALiBi slopes and bias, the T5 buckets).
+where there is one (the sinusoidal table, the ALiBi slopes and bias, the T5 buckets). The
+numbers are plain Python values (:mod:`posenc_ref.values`); torch is imported only by the
+methods that return a tensor.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-import torch
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._checks import check_bool, check_int
-from ..absolute import inv_freq as _inv_freq
-from ..absolute import sinusoidal
-from ..relative import alibi_bias, alibi_slopes, t5_relative_bucket
+from ..values import alibi_slope_values, inv_freq_values, t5_bucket
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -128,18 +129,26 @@ class Sinusoidal(Encoding):
 
     def inv_freq(self) -> torch.Tensor:
         """Per-pair frequencies, ``(dim // 2,)`` float64, fastest (1.0) first."""
-        return _inv_freq(self.dim, self.table_base)
+        from ..absolute import inv_freq
+
+        return inv_freq(self.dim, self.table_base)
+
+    def inv_freq_values(self) -> list[float]:
+        """:meth:`inv_freq` as ``dim // 2`` Python floats, computed without torch."""
+        return inv_freq_values(self.dim, self.table_base)
 
     def columns(self) -> torch.Tensor:
         """Where the family puts column ``j`` of posenc_ref's interleaved table: ``(dim,)``.
 
         The family's table is ``ours[:, columns()]``.
         """
+        import torch
+
         if self.variant == "interleaved":
             return torch.arange(self.dim)
         return torch.cat([torch.arange(0, self.dim, 2), torch.arange(1, self.dim, 2)])
 
-    def table(self, num_positions: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def table(self, num_positions: int, *, dtype: torch.dtype | None = None) -> torch.Tensor:
         """The rows the family's code adds to tokens ``0 .. num_positions - 1``.
 
         Built by :func:`~posenc_ref.absolute.sinusoidal` (float64 angles) with the family's base,
@@ -150,13 +159,18 @@ class Sinusoidal(Encoding):
         num_positions
             Number of tokens, ``>= 0``.
         dtype
-            Floating dtype of the result.
+            Floating dtype of the result (``None``: ``torch.float32``).
 
         Returns
         -------
         torch.Tensor
             ``(num_positions, dim)``.
         """
+        import torch
+
+        from ..absolute import sinusoidal
+
+        dtype = torch.float32 if dtype is None else dtype
         ours = sinusoidal(num_positions, self.dim, self.table_base, offset=self.offset, dtype=dtype)
         return ours[:, self.columns()]
 
@@ -181,7 +195,13 @@ class Alibi(Encoding):
 
     def slopes(self) -> torch.Tensor:
         r"""The slopes as they act on the scaled logits, ``(num_heads,)`` float64."""
-        return alibi_slopes(self.num_heads, dtype=torch.float64) * self.logit_scale
+        import torch
+
+        return torch.tensor(self.slope_values(), dtype=torch.float64)
+
+    def slope_values(self) -> list[float]:
+        """:meth:`slopes` as ``num_heads`` Python floats, computed without torch."""
+        return [slope * self.logit_scale for slope in alibi_slope_values(self.num_heads)]
 
     def bias(self, query_len: int, key_len: int, *, causal: bool = True) -> torch.Tensor:
         """The bias on the scaled logits, ``(num_heads, query_len, key_len)`` float64.
@@ -190,6 +210,10 @@ class Alibi(Encoding):
         ``slope * key_position`` (BLOOM, Falcon) or ``slope * (key - last key)`` (MPT) instead:
         the same bias plus a constant per query row, which softmax removes.
         """
+        import torch
+
+        from ..relative import alibi_bias
+
         causal = check_bool("causal", causal)
         bias = alibi_bias(self.num_heads, query_len, key_len, causal=causal, dtype=torch.float64)
         return bias * self.logit_scale
@@ -222,6 +246,8 @@ class T5Buckets(Encoding):
         :func:`~posenc_ref.relative.t5_relative_bucket` with this config's numbers;
         ``bidirectional=True`` for the encoder, ``False`` for the decoder's self-attention.
         """
+        from ..relative import t5_relative_bucket
+
         return t5_relative_bucket(
             relative_position,
             bidirectional=bidirectional,
@@ -236,8 +262,13 @@ class T5Buckets(Encoding):
         the encoder's default 32 buckets and 128).
         """
 
-        def bucket(distance: int) -> int:
-            return int(self.buckets(torch.tensor([-distance]), bidirectional=bidirectional))
+        def bucket(distance: int) -> int:  # :meth:`buckets` of one distance, without torch
+            return t5_bucket(
+                -distance,
+                bidirectional=bidirectional,
+                num_buckets=self.num_buckets,
+                max_distance=self.max_distance,
+            )
 
         last = bucket(self.max_distance)  # buckets never fall as the distance grows: bisect
         low, high = 0, self.max_distance
@@ -308,6 +339,8 @@ class Rope(Encoding):
 
 
 def rows_read(positions: torch.Tensor, num_positions: int, offset: int) -> torch.Tensor:
+    import torch
+
     if not isinstance(positions, torch.Tensor) or positions.is_floating_point():
         raise TypeError(f"positions must be an integer tensor, got {positions!r}")
     if positions.numel() and not (

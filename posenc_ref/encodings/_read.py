@@ -12,10 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import torch
-
 from .._checks import check_dim
-from ..absolute import MAX_POSITION
 from ..models._config import MAX_WIDTH, bounded_int, flag, given, lookup, name
 from ..models.family import Family
 from ..models.traits import (
@@ -27,6 +24,7 @@ from ..models.traits import (
     T5Bias,
     Table,
 )
+from ..values import MAX_POSITION, t5_bucket_sizes
 from ._kinds import Alibi, LearnedAbsolute, NoPE, RelativeKey, Sinusoidal, T5Buckets
 
 HF = "transformers/models/"
@@ -189,7 +187,7 @@ def build_t5(config, row: Family, model_type: str, notes) -> T5Buckets:
     encoding = T5Buckets(model_type, code_of(row, model_type), buckets, distance, heads,
                          per_layer=t5.per_layer, notes=notes)  # fmt: skip
     for bidirectional in (True, False):  # the function's own checks of buckets and distance
-        encoding.buckets(torch.zeros(1, dtype=torch.int64), bidirectional=bidirectional)
+        t5_bucket_sizes(bidirectional, buckets, distance)
     return encoding
 
 

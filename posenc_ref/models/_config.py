@@ -200,6 +200,17 @@ def same(what: str, first: object, second: object, where: tuple[str, str]) -> ob
 # --------------------------------------------------------------------------- a key and its names
 
 
+def is_set(rope: Mapping[str, Any], key: str, unset_when_zero: frozenset[str]) -> bool:
+    """Whether ``rope`` sets ``key``: present, not null, and not a 0 that means "not set".
+
+    The one place of the rule: ``unset_when_zero`` comes from the RoPE type's entry
+    (:attr:`~posenc_ref.models.RopeType.unset_when_zero`), which says which of its keys
+    transformers reads with ``or`` or truthiness.
+    """
+    value = rope.get(key)
+    return value is not None and not (key in unset_when_zero and value == 0)
+
+
 def given(config: Mapping[str, Any], names: tuple[str, ...], default: object) -> object:
     """The value under the first of ``names`` given, else ``default``.
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..query_scale import QueryScale
-from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
-from ._config import layer_count, real, shown
+from ..rope_scaling import ScaledValues, Scaling, yarn_mscale
+from ._config import is_set, layer_count, real, shown
 from ._rope_dict import ChosenRope
 from .family import Family
-from .rope_types import TypeResult
+from .rope_types import ROPE_TYPES, TypeResult
 from .traits import Clockwise, Mla, NormAfter, QueryScaling, RopeLayers
 
 # Keys that say which layers a config has (without one, a family with layers without RoPE
@@ -35,7 +35,7 @@ class Around:
     softmax_scale_factor: float
     normalized_after: bool
     clockwise: bool
-    frequencies: ScaledFrequencies  # the type's, with attention factor 1 under a norm after
+    frequencies: ScaledValues  # the type's, with attention factor 1 under a norm after
     scaling: Scaling | None  # the type's method, likewise
 
 
@@ -50,10 +50,11 @@ def around_of(chosen: ChosenRope, family: Family, read: TypeResult, rotary_dim: 
         # commutes with the rotation and cancels any factor on cos and sin.
         freqs, scaling_method = without_attention_factor(read, rotary_dim, chosen.base)
     softmax_scale = 1.0
-    if family.trait(Mla) and rope["rope_type"] != "default" and rope.get("mscale_all_dim"):
+    kind = ROPE_TYPES[rope["rope_type"]]  # the type's entry: which key implies a softmax scale
+    key = kind.softmax_key
+    if family.trait(Mla) and key is not None and is_set(rope, key, kind.unset_when_zero):
         # The MLA families multiply their softmax scale by g(s, mscale_all_dim)^2 (outside RoPE).
-        mscale_all_dim = real("mscale_all_dim", rope["mscale_all_dim"])
-        softmax_scale = yarn_mscale(read.factor, mscale_all_dim) ** 2
+        softmax_scale = yarn_mscale(read.factor, real(key, rope[key])) ** 2
     layers, nope_layers = layers_of(config, family, chosen.layer_type, chosen.null_types)
     scaling = family.trait(QueryScaling)
     query_scale = scaling.rotating(config, rope) if scaling and scaling.rotating else None
@@ -66,12 +67,12 @@ def around_of(chosen: ChosenRope, family: Family, read: TypeResult, rotary_dim: 
 
 def without_attention_factor(
     read: TypeResult, rotary_dim: int, base: float
-) -> tuple[ScaledFrequencies, Scaling | None]:
+) -> tuple[ScaledValues, Scaling | None]:
     """The same frequencies with attention factor 1 (what a following L2 norm leaves of it)."""
     if read.scaling is None:
-        return ScaledFrequencies(read.freqs.inv_freq, 1.0), None
+        return ScaledValues(read.freqs.inv_freq, 1.0), None
     scaling = read.scaling.replace(attention_factor=1.0)  # yarn and longrope: the final value
-    return scaling.frequencies(rotary_dim, base), scaling
+    return scaling.values(rotary_dim, base), scaling
 
 
 def layers_of(

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from .family import Family
 from .spec import RopeSpec
 from .traits import LearnedScales
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["with_learned_scales", "check_alpha", "SOFTMAX_SCALING_NOTE"]
 
@@ -52,6 +53,8 @@ def with_learned_scales(spec: RopeSpec, family: Family, alpha: Any) -> RopeSpec:
             f"checkpoint, {trait.text_only} in a text-only model). Pass its values as "
             f"{trait.argument}= (inspect: --lerope-alpha FILE)"
         )
+    import torch  # the learned values are a tensor: the one step of reading that needs it
+
     values = check_alpha(trait.argument, alpha, pairs)
     scales = torch.exp(values)
     note = (
@@ -61,7 +64,9 @@ def with_learned_scales(spec: RopeSpec, family: Family, alpha: Any) -> RopeSpec:
     )
     return replace(
         spec,
-        inv_freq=spec.inv_freq * scales,
+        inv_freq_values=tuple(
+            w * s for w, s in zip(spec.inv_freq_values, scales.tolist(), strict=True)
+        ),
         freq_scales=scales,
         notes=(*spec.notes, note, SOFTMAX_SCALING_NOTE),
     )
@@ -73,6 +78,8 @@ def check_alpha(name: str, alpha: Any, pairs: int) -> torch.Tensor:
     A torch tensor, a NumPy array or a list of numbers; float16, bfloat16, float32 and float64
     values are exact in float64 (a checkpoint stores one of these).
     """
+    import torch
+
     if isinstance(alpha, torch.Tensor):
         tensor = alpha.detach()
     else:

@@ -15,6 +15,7 @@ from typing import Any
 from ._config import TOP_LEVEL, copy, lookup, name, real, same, shown
 from .family import Family
 from .rope_types import COMMON_KEYS, ROPE_TYPES, RopeType
+from .sparse_traits import NamedTables
 from .traits import (
     AlphaType,
     BaseRatio,
@@ -23,7 +24,6 @@ from .traits import (
     LegacyKeys,
     LegacyTypes,
     LocalBase,
-    NamedTables,
     OnlyDefault,
     ScaledType,
 )

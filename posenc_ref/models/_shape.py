@@ -12,19 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..mrope import MROPE_ASSIGNMENTS, mrope_pair_rows
-from ._config import MAX_WIDTH, length, power_of_two, real, same, shown
+from ..values import MROPE_ASSIGNMENTS, mrope_assignment, mrope_counts
+from ._config import MAX_WIDTH, is_set, length, power_of_two, real, same, shown
 from ._rope_dict import ChosenRope
 from .family import Family
-from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, RotaryLast, WrittenBack
+from .rope_types import ROPE_TYPES
+from .sparse_traits import RotaryLast
+from .traits import LayerHeadDims, LayoutFlag, LegacyKeys, Mla, MRope, WrittenBack
 
 # Values of the RoPE dict read as numbers: checked here, so that a 5,000-digit number is a
 # ValueError, never an OverflowError later.
 NUMBERS = ("factor", "attention_factor", "mscale", "mscale_all_dim", "beta_fast", "beta_slow",
            "low_freq_factor", "high_freq_factor")  # fmt: skip
-# transformers reads these with `or` / truthiness: 0 means "not set" (Devstral 2's
-# mscale_all_dim 0.0; _compute_yarn_parameters uses the ratio only when both mscales are truthy)
-UNSET_WHEN_ZERO = frozenset({"mscale", "mscale_all_dim", "beta_fast", "beta_slow"})
 
 
 @dataclass(frozen=True)
@@ -212,9 +211,10 @@ def lengths_of(config: Mapping[str, Any], rope: Mapping[str, Any]) -> tuple[int 
                     ("the RoPE dict", "the top level"))  # fmt: skip
     if original is not None:
         original = length("original_max_position_embeddings", original)
+    unset = ROPE_TYPES[rope["rope_type"]].unset_when_zero  # the type's entry says which
     for key in NUMBERS:
         value = rope.get(key)
-        if value is not None and not (key in UNSET_WHEN_ZERO and value == 0):
+        if is_set(rope, key, unset):  # not set: absent, null, or a 0 that means "not set"
             real(key, value)
     return max_len, original
 
@@ -318,5 +318,6 @@ def mrope_of(
             f"mrope_interleaved={flag!r} contradicts {model_type}'s code, which assigns "
             f"sections {mrope.assignment!r}"
         )
-    mrope_pair_rows(section, assignment=mrope.assignment)  # the one check the rule can give them
+    entry = MROPE_ASSIGNMENTS[mrope_assignment(False, mrope.assignment)]
+    entry.pair_rows(mrope_counts(section, entry.rows))  # the one check the rule can give them
     return section, mrope.assignment

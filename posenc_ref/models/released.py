@@ -55,7 +55,7 @@ def zoo_rows() -> list[dict[str, Any]]:
                 extended = max(extended or 0, round(spec.factor * original))
             turns = None
             if original is not None:
-                turns = int((original * spec.inv_freq / (2 * math.pi) >= 1).sum())
+                turns = sum(original * w / (2 * math.pi) >= 1 for w in spec.inv_freq_values)
             rows.append(
                 {
                     "name": entry["name"],

@@ -12,11 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from .._checks import check_bool, check_positive_float
-from ..absolute import inv_freq as _inv_freq
-from ..rope_scaling import ScaledFrequencies, Scaling, yarn_mscale
+from ..rope_scaling import METHODS, ScaledValues, Scaling, yarn_mscale
+from ..values import inv_freq_values
+from ._config import is_set
 
 __all__ = ["RopeType", "ROPE_TYPES", "COMMON_KEYS", "TypeArgs", "TypeResult", "read_type"]
 
@@ -42,7 +41,7 @@ class TypeArgs:
 class TypeResult:
     """What a type's reader returns."""
 
-    freqs: ScaledFrequencies  # inside the original context
+    freqs: ScaledValues  # inside the original context, as floats
     scaling: Scaling | None  # the rope_scaling method; None: frequencies computed here
     factor: float | None  # the extension ratio s, None for types without one
     original_len: int | None  # the pre-training context the type works with
@@ -50,7 +49,7 @@ class TypeResult:
 
 @dataclass(frozen=True)
 class RopeType:
-    """One HF ``rope_type``: the keys it reads and how it maps to a transform.
+    r"""One HF ``rope_type``: the keys it reads and how it maps to a transform.
 
     Attributes
     ----------
@@ -65,12 +64,23 @@ class RopeType:
     full_width : bool
         The table covers the whole head whatever the partial factor (``proportional``: the
         pairs past the partial width get frequency 0).
+    unset_when_zero : frozenset of str
+        Keys for which 0 means "not set" (transformers reads them with ``or`` or truthiness:
+        YaRN's ``beta_fast``, ``beta_slow``, ``mscale``, ``mscale_all_dim``; Devstral 2 releases
+        ``mscale_all_dim`` 0.0). Every step of the reader applies it through one function,
+        :func:`posenc_ref.models._config.is_set`.
+    softmax_key : str or None
+        The key whose value :math:`\mu` makes an MLA family multiply its softmax scale by
+        :math:`g(s, \mu)^2` (:func:`~posenc_ref.rope_scaling.yarn_mscale`, outside RoPE):
+        YaRN's ``mscale_all_dim``; ``None`` for the types that imply no such scale.
     """
 
     keys: frozenset[str]
     transform: str | None
     read: Callable[[TypeArgs], TypeResult]
     full_width: bool = False
+    unset_when_zero: frozenset[str] = frozenset()
+    softmax_key: str | None = None
 
 
 # --------------------------------------------------------------------------- small readers
@@ -117,19 +127,15 @@ def _ratio_factor(args: TypeArgs, name: str) -> float:
 
 def _result(scaling: dict[str, Any], args: TypeArgs, factor, original) -> TypeResult:
     method = Scaling.from_mapping(scaling)
-    return TypeResult(method.frequencies(args.rotary_dim, args.base), method, factor, original)
+    return TypeResult(method.values(args.rotary_dim, args.base), method, factor, original)
 
 
 # --------------------------------------------------------------------------- one reader per type
 
 
 def _default(args: TypeArgs) -> TypeResult:
-    width = args.freq_dim or args.rotary_dim
-    if width % 2:  # HF: base^(-2i / width) for the ceil(width / 2) pairs of an odd width
-        exponents = torch.arange(0, width, 2, dtype=torch.float64) / width
-        freqs = ScaledFrequencies(args.base**-exponents, 1.0)
-    else:
-        freqs = ScaledFrequencies(_inv_freq(args.rotary_dim, args.base), 1.0)
+    # HF: base^(-2i / width) for the ceil(width / 2) pairs of an odd width
+    freqs = ScaledValues(inv_freq_values(args.freq_dim or args.rotary_dim, args.base), 1.0)
     return TypeResult(freqs, None, None, args.original or args.max_len)
 
 
@@ -186,18 +192,23 @@ def _yarn(args: TypeArgs) -> TypeResult:
                 f"original_max_position_embeddings = {args.max_len} / {original} = {implied!r}"
             )
     attention = rope.get("attention_factor")
-    mscale, mscale_all = rope.get("mscale"), rope.get("mscale_all_dim")
-    if attention is None and mscale and mscale_all:
-        attention = yarn_mscale(factor, check_positive_float("mscale", mscale)) / yarn_mscale(
-            factor, check_positive_float("mscale_all_dim", mscale_all)
-        )
+    unset = ROPE_TYPES["yarn"].unset_when_zero  # its entry says which keys are not set when 0
+    if (
+        attention is None
+        and is_set(rope, "mscale", unset)
+        and is_set(rope, "mscale_all_dim", unset)
+    ):
+        attention = yarn_mscale(
+            factor, check_positive_float("mscale", rope["mscale"])
+        ) / yarn_mscale(factor, check_positive_float("mscale_all_dim", rope["mscale_all_dim"]))
+    betas = {key: rope[key] if is_set(rope, key, unset) else paper  # the paper's, when not set
+             for key, paper in (("beta_fast", 32.0), ("beta_slow", 1.0))}  # fmt: skip
     scaling: dict[str, Any] = {
         "method": "yarn",
         "factor": factor,
         "original_max_len": original,
-        # HF: a missing or zero beta means the paper's value
-        "beta_fast": check_positive_float("beta_fast", rope.get("beta_fast") or 32.0),
-        "beta_slow": check_positive_float("beta_slow", rope.get("beta_slow") or 1.0),
+        "beta_fast": check_positive_float("beta_fast", betas["beta_fast"]),
+        "beta_slow": check_positive_float("beta_slow", betas["beta_slow"]),
         "truncate": check_bool("truncate", rope.get("truncate", True)),
     }
     if attention is not None:
@@ -244,10 +255,28 @@ def _proportional(args: TypeArgs) -> TypeResult:
     # width, the others have frequency 0 (they pass through); the table covers the whole head.
     factor = _factor_at_least_1(check_positive_float("factor", args.rope.get("factor", 1.0)))
     rotating = int(args.partial * args.head_dim // 2)  # pairs that rotate, as HF counts them
-    omega = torch.zeros(args.head_dim // 2, dtype=torch.float64)
-    omega[:rotating] = _inv_freq(args.head_dim, args.base)[:rotating]
-    freqs = ScaledFrequencies(omega / factor, 1.0)
+    omega = inv_freq_values(args.head_dim, args.base)[:rotating]
+    omega += [0.0] * (args.head_dim // 2 - rotating)
+    freqs = ScaledValues([w / factor for w in omega], 1.0)
     return TypeResult(freqs, None, factor, args.original)
+
+
+def method_type(method: str) -> RopeType:
+    """The entry of a type whose keys are a :mod:`posenc_ref.rope_scaling` method's own keys.
+
+    A new method is read from ``rope_scaling`` with ``ROPE_TYPES[name] = method_type(name)``:
+    the RoPE dict's keys go to the method as they are (its row in
+    :data:`~posenc_ref.rope_scaling.METHODS` says which; the method checks their values), and
+    ``factor`` and ``original_max_len``, when it has them, are the spec's.
+    """
+    keys = METHODS[method].keys
+
+    def read(args: TypeArgs) -> TypeResult:
+        params = {key: args.rope[key] for key in keys if _given(args.rope, key)}
+        scaling = {"method": method, **params}
+        return _result(scaling, args, params.get("factor"), params.get("original_max_len"))
+
+    return RopeType(frozenset(keys), method, read)
 
 
 ROPE_TYPES: dict[str, RopeType] = {
@@ -270,6 +299,8 @@ ROPE_TYPES: dict[str, RopeType] = {
         ),  # fmt: skip
         "yarn",
         _yarn,
+        unset_when_zero=frozenset({"mscale", "mscale_all_dim", "beta_fast", "beta_slow"}),
+        softmax_key="mscale_all_dim",
     ),
     "longrope": RopeType(
         frozenset(

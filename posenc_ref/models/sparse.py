@@ -32,14 +32,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from .._checks import check_int
 from ._config import length, shown
 from .family import Family
-from .traits import Compressor, Indexer, ValuesAreKeys
+from .sparse_traits import Compressor, Indexer, ValuesAreKeys
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the tensors are built only when asked for: torch is imported there
+    import torch
+
     from ..rope import RotaryEmbedding
     from .spec import RopeSpec
 
@@ -79,6 +79,8 @@ def compressed_key_positions(num_tokens: int, rate: int, *, start: int = 0) -> t
     >>> compressed_key_positions(10, 4).tolist()
     [0, 4]
     """
+    import torch
+
     num_tokens = check_int("num_tokens", num_tokens)
     rate = check_int("rate", rate, minimum=1)
     start = check_int("start", start)
@@ -104,6 +106,8 @@ def visible_blocks(query_positions: torch.Tensor, rate: int) -> torch.Tensor:
     torch.Tensor
         The count per query, the shape of ``query_positions``.
     """
+    import torch
+
     rate = check_int("rate", rate, minimum=1)
     positions = torch.as_tensor(query_positions)
     if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
@@ -122,6 +126,8 @@ def rotate_compressed_keys(
     layer_type=...)``, whose ``spec.compressed_keys`` gives the rate); ``start`` as for
     :func:`compressed_key_positions`. Returns the rotated keys, shape and dtype of ``keys``.
     """
+    import torch
+
     rule = getattr(module.spec, "compressed_keys", None) if hasattr(module, "spec") else None
     if rule is None:
         raise ValueError("the module's spec has no compressed keys (spec.compressed_keys is None)")

@@ -6,16 +6,17 @@ tell from a refusal (it carries what the model uses instead).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import torch
-
 from .._checks import check_int
 from ..query_scale import QueryScale
-from ..rope_scaling import ScaledFrequencies, Scaling
+from ..rope_scaling import ScaledFrequencies, ScaledValues, Scaling
 
 if TYPE_CHECKING:
+    import torch
+
     from ._layers import Around
     from ._rope_dict import ChosenRope
     from ._shape import Shape
@@ -64,8 +65,10 @@ class RopeSpec:
         ``rope_theta``.
     rope_type : str
         HF's name: a key of :data:`~posenc_ref.models.ROPE_TYPES`.
-    inv_freq : torch.Tensor
-        ``(rotary_dim // 2,)`` float64: the frequencies used inside the original context.
+    inv_freq_values : tuple of float
+        The frequencies used inside the original context, ``rotary_dim // 2`` Python floats
+        (float64): what the reader computes, without torch. :attr:`inv_freq` is the same as a
+        tensor.
     attention_factor : float
         Multiplied into cos and sin.
     original_max_len : int or None
@@ -156,7 +159,7 @@ class RopeSpec:
     layout: str
     base: float
     rope_type: str
-    inv_freq: torch.Tensor
+    inv_freq_values: tuple[float, ...]
     attention_factor: float
     original_max_len: int | None
     max_len: int | None
@@ -211,7 +214,7 @@ class RopeSpec:
             layout=shape.layout,
             base=chosen.base,
             rope_type=chosen.rope["rope_type"],
-            inv_freq=around.frequencies.inv_freq,
+            inv_freq_values=tuple(around.frequencies.inv_freq),
             attention_factor=float(around.frequencies.attention_factor),
             original_max_len=read.original_len,
             max_len=shape.max_len,
@@ -233,6 +236,16 @@ class RopeSpec:
             normalized_after=around.normalized_after,
             table=chosen.table,
         )
+
+    @functools.cached_property
+    def inv_freq(self) -> torch.Tensor:
+        """``(rotary_dim // 2,)`` float64: :attr:`inv_freq_values` as a tensor (imports torch).
+
+        Built on first use and kept: a module built from the spec holds this very tensor.
+        """
+        import torch
+
+        return torch.tensor(self.inv_freq_values, dtype=torch.float64)
 
     def frequencies(self, seq_len: int) -> ScaledFrequencies:
         """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
@@ -257,6 +270,18 @@ class RopeSpec:
         freqs = self.scaling.frequencies(self.rotary_dim, self.base, seq_len)
         if self.freq_scales is not None:  # LeRoPE: the learned factors on any type's frequencies
             return ScaledFrequencies(freqs.inv_freq * self.freq_scales, freqs.attention_factor)
+        return freqs
+
+    def values(self, seq_len: int) -> ScaledValues:
+        """:meth:`frequencies` as Python floats, computed without torch (``rotary_dim // 2``)."""
+        seq_len = check_int("seq_len", seq_len)
+        if self.scaling is None:
+            return ScaledValues(list(self.inv_freq_values), self.attention_factor)
+        freqs = self.scaling.values(self.rotary_dim, self.base, seq_len)
+        if self.freq_scales is not None:  # LeRoPE: the learned factors on any type's frequencies
+            scales = self.freq_scales.tolist()
+            scaled = [w * s for w, s in zip(freqs.inv_freq, scales, strict=True)]
+            return ScaledValues(scaled, freqs.attention_factor)
         return freqs
 
     def __repr__(self) -> str:

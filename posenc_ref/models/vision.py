@@ -16,12 +16,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-
-from ..axial import SCHEMES, apply_axial_rope, axial_inv_freq, axial_pair_axes, grid_positions
+from ..values import AXIAL_RULES, axial_inv_freq_values, axial_pair_axes_values
 from ._config import MAX_WIDTH, bounded_int, length, plain, real, shown
+
+if TYPE_CHECKING:  # tensors are built only when asked for (the properties import axial)
+    import torch
 
 __all__ = ["AxialSpec", "VisionRow", "VISION", "VISION_OF", "axial_spec", "vision_tower"]
 
@@ -190,12 +191,26 @@ class AxialSpec:
     @property
     def inv_freq(self) -> torch.Tensor:
         r"""The frequency of each pair, ``(head_dim // 2,)`` float64 (:func:`~posenc_ref.axial.axial_inv_freq`)."""  # noqa: E501
+        from ..axial import axial_inv_freq
+
         return axial_inv_freq(self.head_dim, self.base, self.scheme)
 
     @property
     def pair_axes(self) -> torch.Tensor:
         """The axis of each pair, 0 row, 1 column: ``(head_dim // 2,)`` int64."""
+        from ..axial import axial_pair_axes
+
         return axial_pair_axes(self.head_dim, self.scheme)
+
+    @property
+    def inv_freq_values(self) -> list[float]:
+        """:attr:`inv_freq` as ``head_dim // 2`` Python floats, computed without torch."""
+        return axial_inv_freq_values(self.head_dim, self.base, self.scheme)
+
+    @property
+    def pair_axes_values(self) -> list[int]:
+        """:attr:`pair_axes` as ``head_dim // 2`` Python ints, computed without torch."""
+        return axial_pair_axes_values(self.head_dim, self.scheme)
 
     @property
     def max_grid(self) -> tuple[int, int] | None:
@@ -211,10 +226,14 @@ class AxialSpec:
         ``(height * width, 2)`` float64: :func:`~posenc_ref.axial.grid_positions` with the
         scheme's grid and the tower's ``merge_size``.
         """
+        from ..axial import grid_positions
+
         return grid_positions(height, width, self.scheme, merge_size=self.merge_size)
 
     def apply(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """Rotate ``x`` ``(..., num_patches, head_dim)`` at ``positions`` (:meth:`positions`)."""
+        from ..axial import apply_axial_rope
+
         return apply_axial_rope(x, positions, base=self.base, scheme=self.scheme)
 
     def describe(self) -> str:
@@ -327,7 +346,7 @@ def axial_spec(config: Mapping[str, Any] | object) -> AxialSpec:
     return AxialSpec(
         model_type=kind,
         scheme=row.scheme,
-        layout=SCHEMES[row.scheme].layout,
+        layout=AXIAL_RULES[row.scheme].layout,
         head_dim=head_dim,
         base=_base(vision, row, at),
         grid=row.grid,

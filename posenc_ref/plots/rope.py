@@ -145,7 +145,7 @@ def rope_decay_bound(
     import numpy as np
     import torch
 
-    from .._checks import check_inv_freq
+    from .._tensor_checks import check_inv_freq
     from ..absolute import inv_freq as _inv_freq
 
     if inv_freq is None:

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
-from .._checks import check_float_dtype, check_positive_float
+from .._checks import check_positive_float
+from .._tensor_checks import check_float_dtype
 
 # Unit roundoff u (half the distance from 1 to the next number): one correctly rounded operation
 # is off by at most u relative. float32 has 24 significant bits, bfloat16 8, float16 11.

@@ -32,6 +32,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
 import torch
 
 from ..rope import RotaryEmbedding
+from ..rope_scaling import METHODS
 
 __all__ = [
     "head_dims",
@@ -96,9 +97,13 @@ def scalings(draw, rotary_dim: int) -> dict | None:
     rotary_dim
         The width the method will see (NTK methods need at least 4).
     """
-    methods = ["none", "linear", "yarn", "llama3"]
-    if rotary_dim >= 4:
-        methods += ["ntk_aware", "dynamic_ntk"]
+    # Every method of the table, so a new one is drawn (with factor and original_max_len, unless
+    # it is given its parameters below) without an edit here; longrope needs a searched list per
+    # pair and is drawn by its own tests; the NTK methods need two pairs.
+    methods = ["none"] + [
+        name for name in METHODS
+        if name != "longrope" and (rotary_dim >= 4 or name not in ("ntk_aware", "dynamic_ntk"))
+    ]  # fmt: skip
     method = draw(st.sampled_from(methods))
     if method == "none":
         return None

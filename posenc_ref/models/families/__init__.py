@@ -259,6 +259,74 @@ def refuse_other_families_keys(config: Mapping[str, Any], row: Family, model_typ
         )
 
 
+@cache
+def installed_transformers() -> tuple[str | None, set[str]]:
+    """The installed transformers' version and model types (empty when it is not installed).
+
+    Read from its files where they hold the table as data (transformers 5: ``auto_mappings.py``
+    plus the literal additions of ``configuration_auto.py``), since importing transformers
+    imports torch (seconds, for a refusal's words); otherwise by importing it.
+    tests/test_reader_without_tensors.py checks the two ways agree.
+    """
+    try:
+        from importlib import metadata
+
+        version = metadata.version("transformers")
+        types = _transformers_types_from_files()
+    except Exception:  # noqa: BLE001 (not installed, or not laid out as read above)
+        types = None
+    if types is not None:
+        return version, types
+    try:
+        import transformers
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    except Exception:  # noqa: BLE001 (absent or broken: either way, not a source of facts)
+        return None, set()
+    return transformers.__version__, set(CONFIG_MAPPING_NAMES)
+
+
+def _transformers_types_from_files() -> set[str] | None:
+    """The model types of the installed transformers, read from its files (never run), or None."""
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or spec.origin is None:
+        return None
+    auto = Path(spec.origin).parent / "models" / "auto"
+    types: set[str] = set()
+    for name in ("auto_mappings.py", "configuration_auto.py"):
+        for node in ast.parse((auto / name).read_text(encoding="utf-8")).body:
+            types |= _literal_keys(node)
+    return types or None
+
+
+def _literal_keys(node) -> set[str]:
+    """The keys a statement adds to CONFIG_MAPPING_NAMES, where it writes them as literals."""
+    import ast
+
+    if (
+        isinstance(node, ast.Assign)
+        and getattr(node.targets[0], "id", "") == "CONFIG_MAPPING_NAMES"
+    ):
+        call = node.value  # OrderedDict([(type, class), ...]) or OrderedDict(**{...}, **...)
+        found = set()
+        for arg in getattr(call, "args", []):
+            found |= {pair[0] for pair in ast.literal_eval(arg)}
+        for keyword in getattr(call, "keywords", []):
+            if isinstance(keyword.value, ast.Dict):
+                found |= set(ast.literal_eval(keyword.value))
+        return found
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func) == "CONFIG_MAPPING_NAMES.update"
+    ):
+        return set(ast.literal_eval(node.value.args[0]))
+    return set()
+
+
 def unknown_family(model_type: str | None) -> ValueError:
     """The error for a ``model_type`` without a row: what is missing, and the way out."""
     version, types = DATA_TRANSFORMERS_VERSION, transformers_types()

@@ -9,18 +9,11 @@ indexer's RoPE.
 
 from __future__ import annotations
 
+from .. import _rewrites as rewrites
 from .. import _rules as rules
 from ..family import Family
-from ..traits import (
-    Compressor,
-    Indexer,
-    LayerTypes,
-    Legacy,
-    LegacyKeys,
-    NamedTables,
-    RotaryLast,
-    ValuesAreKeys,
-)
+from ..sparse_traits import Compressor, Indexer, NamedTables, RotaryLast, ValuesAreKeys
+from ..traits import LayerTypes, Legacy, LegacyKeys
 
 __all__ = ["COMPRESSED"]
 
@@ -36,7 +29,7 @@ COMPRESSED: dict[str, Family] = {
             NamedTables(
                 {"sliding_attention": "main"},
                 "compress",
-                rules.deepseek_v4_tables,
+                rewrites.deepseek_v4_tables,
                 frozenset({"compress_rope_theta"}),
             ),
             LayerTypes(rules.deepseek_v4_types, frozenset({"compress_ratios"})),

@@ -9,6 +9,7 @@ states; each is proven on the released config by the corpus test (tests/test_rea
 
 from __future__ import annotations
 
+from .. import _rewrites as rewrites
 from .. import _rules as rules
 from ..family import Family
 from ..traits import ConfigClass, Defaults, Ignored, LayerTypes, ReadAs, ReadElsewhere, ScaledType
@@ -42,7 +43,7 @@ def modernbert(name: str) -> Family:
         theta=MODERNBERT_THETA,
         rope=MODERNBERT_ROPE,
         traits=(
-            ConfigClass(rules.modernbert_config, _MODERNBERT_KEYS),
+            ConfigClass(rewrites.modernbert_config, _MODERNBERT_KEYS),
             _MODERNBERT_IGNORED,
             Defaults({"max_position_embeddings": 8192}),
         ),

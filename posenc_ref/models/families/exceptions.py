@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _rules as rules
+from .._rewrites import gemma4_config
 from ..family import Family
+from ..sparse_traits import Indexer
 from ..traits import (
     Aliases,
     AlibiBias,
@@ -22,7 +24,6 @@ from ..traits import (
     Defaults,
     FixedBase,
     Ignored,
-    Indexer,
     LayerHeadDims,
     LayerTypes,
     LayoutFlag,
@@ -115,7 +116,7 @@ _GEMMA4_ROPE = {
 }  # fmt: skip
 _GEMMA4_WIDTHS = LayerHeadDims({"full_attention": ("global_head_dim", 512)})
 # configuration_gemma4.py: every sixth layer and the last full attention where none are given
-_GEMMA4 = (_GEMMA4_WIDTHS, LayerTypes(rules.every_sixth_and_last), ConfigClass(rules.gemma4_config))
+_GEMMA4 = (_GEMMA4_WIDTHS, LayerTypes(rules.every_sixth_and_last), ConfigClass(gemma4_config))
 _GEMMA4_SOURCE = (
     "modeling_{}.py: rotate_half with one rotary table per layer type; the full-attention "
     "layers' heads are global_head_dim wide (a per_layer_config override of head_dim) and use "

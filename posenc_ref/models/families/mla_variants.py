@@ -9,9 +9,11 @@ is proven against it (tests/test_mla_variants.py, and the sweep).
 
 from __future__ import annotations
 
+from .. import _rewrites as rewrites
 from .. import _rules as rules
 from ..family import Family
-from ..traits import ConfigClass, Defaults, Indexer, LearnedScales, Mla, RopeLayers
+from ..sparse_traits import Indexer
+from ..traits import ConfigClass, Defaults, LearnedScales, Mla, RopeLayers
 from .exceptions import mla
 
 __all__ = ["MLA_VARIANTS"]
@@ -44,7 +46,7 @@ MLA_VARIANTS: dict[str, Family] = {
     "dots3_note_text": mla(
         "dots3_note_text", "interleave",
         Mla(partial_of=("head_dim",)),
-        ConfigClass(rules.dots3_note_config, rules.DOTS3_KEYS),
+        ConfigClass(rewrites.dots3_note_config, rewrites.DOTS3_KEYS),
         Defaults({"head_dim": 256, "max_position_embeddings": 524_288}),
         # its DSA layers' lightning indexer: the rope part first, as GLM-5's
         Indexer("interleaved", "half", layer_types=frozenset({"indexed_attention"})),
