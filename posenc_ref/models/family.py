@@ -27,9 +27,11 @@ WIDTHS_AND_COUNTS = frozenset({"head_dim", "hidden_size", "num_attention_heads",
                                "max_position_embeddings"})  # fmt: skip
 
 
-# Keys every family's reader reads that a config class may fill: widths, counts, lengths.
+# Keys every family's reader reads that a config class may fill: widths and the layer count.
+# (max_position_embeddings stays as the file gives it: the RoPE types compare it with the
+# lengths of their own dict, and a class default is no statement of the file's.)
 CLASS_FILLED = frozenset({"hidden_size", "num_attention_heads", "num_hidden_layers",
-                          "max_position_embeddings", "head_dim"})  # fmt: skip
+                          "head_dim"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,8 @@ class Family:
         if self.trait(Mla) is not None:
             keys.discard("head_dim")  # MLA's rope width is qk_rope_head_dim
         for trait in self.traits:
-            if isinstance(trait, Aliases):
-                keys |= set(trait.names.values())
+            if isinstance(trait, Aliases):  # the lengths stay as given, under any name
+                keys |= {own for std, own in trait.names.items() if std in CLASS_FILLED}
             elif isinstance(trait, Defaults):
                 keys |= set(trait.values)
             elif isinstance(trait, LayerHeadDims):
