@@ -241,10 +241,13 @@ def architectures(readable: set[str]) -> dict[str, str]:
 
     def shared(name: str, model_type: str) -> tuple[int, str]:
         config = CONFIG_MAPPING_NAMES.get(model_type, "")
-        n = next((i for i, (a, b) in enumerate(zip(name, config)) if a != b), len(config))
+        pairs = enumerate(zip(name, config, strict=False))
+        n = next((i for i, (a, b) in pairs if a != b), len(config))
         return (-n, model_type)
 
-    return {name: min(types, key=lambda t: shared(name, t)) for name, types in sorted(found.items())}
+    return {
+        name: min(types, key=lambda t: shared(name, t)) for name, types in sorted(found.items())
+    }
 
 
 def generate(model_types: list[str] | None = None) -> dict[str, Any]:
@@ -309,4 +312,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

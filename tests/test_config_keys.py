@@ -201,8 +201,8 @@ def test_a_wrappers_top_level_rope_is_not_its_language_models():
     config object transformers builds agrees.
     """
     scaling = {"type": "mrope", "mrope_section": [16, 24, 24]}
-    config = {"model_type": "qwen2_5_vl", "rope_scaling": {**scaling, "mrope_section": [16, 16, 32]},
-              "rope_theta": 5.0,
+    other = {**scaling, "mrope_section": [16, 16, 32]}
+    config = {"model_type": "qwen2_5_vl", "rope_scaling": other, "rope_theta": 5.0,
               "text_config": {"model_type": "qwen2_5_vl_text", "hidden_size": 3584,
                               "num_attention_heads": 28, "rope_theta": 1e6,
                               "rope_scaling": {**scaling, "rope_type": "default"}}}  # fmt: skip

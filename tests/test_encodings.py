@@ -552,9 +552,8 @@ def test_fsmt_is_ours_with_another_base_an_offset_and_reordered_columns(hf):
 
 @pytest.mark.peers
 def test_defaults_and_aliases_are_the_config_classes(hf):
-    from posenc_ref.models.traits import AlibiBias, T5Bias, Table
-
     from posenc_ref.models.families import SERVED
+    from posenc_ref.models.traits import AlibiBias, T5Bias, Table
 
     for model_type, family in ENCODING_FAMILIES.items():
         if model_type in SERVED:  # served families: no transformers class (test_served_families)

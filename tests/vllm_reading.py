@@ -64,6 +64,7 @@ def reading(architecture: str) -> dict[str, Any]:
         return {"outcome": encoding.kind, "family": encoding.model_type, "text": ""}
     specs = [spec for spec in encoding.specs.values() if spec is not None]
     spec = specs[0]
-    text = (f"{spec.layout} pairs, {spec.rotary_dim} of {spec.head_dim} rotated, base "
-            f"{spec.base:g}" + (f", {len(specs)} layer types" if len(specs) > 1 else ""))  # fmt: skip
+    text = f"{spec.layout} pairs, {spec.rotary_dim} of {spec.head_dim} rotated, base {spec.base:g}"
+    if len(specs) > 1:
+        text += f", {len(specs)} layer types"
     return {"outcome": "rope", "family": spec.model_type, "text": text}

@@ -37,8 +37,8 @@ from typing import Any
 
 from ..models import FAMILIES
 from ..models._config import plain, shown
-from ..models._rope_dict import per_layer_type_only
 from ..models._language import language_of
+from ..models._rope_dict import per_layer_type_only
 from ..models.families import instead, row_of
 from ..models.family import Family
 from ..models.sparse_traits import NamedTables

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..values import AXIAL_RULES, axial_inv_freq_values, axial_pair_axes_values
 from ._config import MAX_WIDTH, bounded_int, length, plain, real, shown
+from .classes import with_class_defaults
 
 if TYPE_CHECKING:  # tensors are built only when asked for (the properties import axial)
     import torch
@@ -84,7 +85,8 @@ def _qwen(module: str, width: str, **defaults: Any) -> VisionRow:
 VISION: dict[str, VisionRow] = {
     "pixtral": VisionRow(
         "pixtral", "hidden_size", ("num_attention_heads",), True, "rope_parameters",
-        {"hidden_size": 1024, "num_attention_heads": 16, "head_dim": 64, "rope_theta": 10_000.0,
+        # no head_dim: PixtralVisionConfig derives it, hidden_size // num_attention_heads
+        {"hidden_size": 1024, "num_attention_heads": 16, "rope_theta": 10_000.0,
          "patch_size": 16, "image_size": 1024},
         _INDICES + "; at most image_size // patch_size per side",
         "modeling_pixtral.py: PixtralVisionRotaryEmbedding.compute_axial_rope_parameters, and "
@@ -338,7 +340,11 @@ def axial_spec(config: Mapping[str, Any] | object) -> AxialSpec:
         )
     vision, kind, where = found
     row = VISION[kind]
-    given = {**row.defaults, **{k: v for k, v in vision.items() if v is not None}}
+    # the vision config class's defaults (class_data.json) where the file leaves a key out
+    filled, _ = with_class_defaults(
+        {k: v for k, v in vision.items() if v is not None}, kind, frozenset(row.defaults)
+    )
+    given = {**row.defaults, **filled}
     at = f"{where}." if where else ""
     head_dim = _head_dim(given, row, at, kind)
     merge = "spatial_merge_size" in row.defaults

@@ -80,7 +80,7 @@ class NoRope(Exception):
 
 
 def _flat_text(raw: dict, text_type: str) -> dict:
-    """A flat wrapper's top-level text keys as its text_config, as its class read them at release."""
+    """A flat wrapper's top-level text keys as its text_config, as its class read them once."""
     wrapper = {k: raw[k] for k in ("model_type", "architectures", "vision_config") if k in raw}
     text = {k: v for k, v in raw.items() if k not in wrapper}
     return {**wrapper, "text_config": {**text, "model_type": text_type}}
@@ -118,8 +118,9 @@ LEGACY = {
         # Qwen3-VL text model runs that rotation
         # (Qwen3-Omni's "interleaved" key, which no modeling code reads, is dropped: Qwen3-VL's
         # class does not list it among the RoPE keys it ignores)
-        lambda raw: _without_interleaved(_moved(raw, "thinker_config", "text_config",
-                                                "qwen3_vl_text")),
+        lambda raw: _without_interleaved(
+            _moved(raw, "thinker_config", "text_config", "qwen3_vl_text")
+        ),
         "Qwen3-ASR as released (thinker_config): its code and vLLM read thinker_config",
     ),
     "vibevoice": (

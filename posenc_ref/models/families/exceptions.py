@@ -472,7 +472,6 @@ EXCEPTIONS: dict[str, Family] = {
         "module)",
     ),  # fmt: skip
     "recurrent_gemma": Family(
-        head_dim=256,
         partial=0.5,
         traits=(OnlyDefault("RecurrentGemmaRotaryEmbedding raises for any other type"),),
         source="modeling_recurrent_gemma.py: rotate_half on the first half of the head in the "

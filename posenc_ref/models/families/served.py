@@ -108,8 +108,10 @@ def internlm_rotary(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def plamo2_attention_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
-    """PLaMo 2: layer i is attention iff ``i % mamba_step == mamba_step // 2`` (the last one
-    where the model has fewer than ``mamba_step // 2 + 1`` layers); the others are Mamba."""
+    """PLaMo 2: layer i is attention iff ``i % mamba_step == mamba_step // 2``, the others Mamba.
+
+    (The last layer is the attention one where there are at most ``mamba_step // 2`` layers.)
+    """
     step = length("mamba_step", config.get("mamba_step", 2), 2)
     n = count or 0
     if n <= step // 2:
@@ -118,8 +120,10 @@ def plamo2_attention_layers(config: Mapping[str, Any], count: int | None) -> lis
 
 
 def minimax_text_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
-    """MiniMax-Text-01 / M1: ``attn_type_list[i]`` is 1 for softmax attention (with RoPE), 0
-    for lightning linear attention (no positions)."""
+    """MiniMax-Text-01 / M1: ``attn_type_list[i]``, 1 for softmax attention (with RoPE).
+
+    0 is lightning linear attention, which takes no position.
+    """
     listed = config.get("attn_type_list")
     if listed is None:
         return [True] * (count or 0)
@@ -142,7 +146,8 @@ _INTERNLM_SOURCE = (
     "InternLM/InternEvo-HFModels@d335092b huggingface_model/internlm/internlm_7b/"
     "modeling_internlm.py:205-210, 307-322 (rotate_half, head = hidden_size // heads; rotary "
     "'origin' plain, 'dynamic' dynamic NTK past max_position_embeddings) and "
-    "configuration_internlm.py:91,106 (rotary default {base 10000, type dynamic}); " + V14
+    "configuration_internlm.py:91,106 (rotary default {base 10000, type dynamic}); "
+    + V14
     + "registry.py:131 serves it as LlamaForCausalLM, which never reads rotary (the same "
     "within max_position_embeddings)"
 )
@@ -150,18 +155,24 @@ _INTERNLM_SOURCE = (
 SERVED: dict[str, Family] = {
     "qwen": by_widths(
         _QWEN_SOURCE,
-        LegacyKeys({
-            "rotary_emb_base": Legacy("rope_theta", None, "the base (Qwen-1's name)"),
-            "rotary_pct": Legacy("partial_rotary_factor", None, "partial_rotary_factor "
-                                 "(old name)"),
-        }),
-        ignored={"kv_channels": "sizes the projections only; the rotary width is the head's "
-                 "(hidden_size // num_attention_heads)"},
+        LegacyKeys(
+            {
+                "rotary_emb_base": Legacy("rope_theta", None, "the base (Qwen-1's name)"),
+                "rotary_pct": Legacy(
+                    "partial_rotary_factor", None, "partial_rotary_factor (old name)"
+                ),
+            }
+        ),
+        ignored={
+            "kv_channels": "sizes the projections only; the rotary width is the head's "
+            "(hidden_size // num_attention_heads)"
+        },
     ),  # fmt: skip
     "baichuan": by_widths(
         "InternLM/InternEvo-HFModels@d335092b huggingface_model/baichuan_inc/Baichuan2_7B_Base/"
         "modeling_baichuan.py:110,138-142,179,189 (RotaryEmbedding built without a base: 10000 "
-        "whatever the config says; rotate_half; head = hidden_size // heads); " + V14
+        "whatever the config says; rotate_half; head = hidden_size // heads); "
+        + V14
         + "baichuan.py:475-492 (RoPE for BaiChuanForCausalLM and for hidden_size 4096)",
         FixedBase(10000.0),
     ),
@@ -189,15 +200,21 @@ SERVED: dict[str, Family] = {
         V33 + "deepseek_v2.py:180,203,1280 (model_type 'deepseek', or both qk widths 0, takes "
         "DeepseekAttention: rotate_half on the whole head of hidden_size // num_attention_heads, "
         "rope_theta, rope_scaling)",
-        ignored={key: "multi-head attention has no MLA split (vLLM takes it where both qk "
-                 "widths are 0)" for key in ("qk_rope_head_dim", "qk_nope_head_dim")},
+        ignored={
+            key: "multi-head attention has no MLA split (vLLM takes it where both qk widths are 0)"
+            for key in ("qk_rope_head_dim", "qk_nope_head_dim")
+        },
     ),
-    "internlm3": llama_like(LLAMA_33 + NEOX + "; registry.py serves InternLM3ForCausalLM as "
-                            "LlamaForCausalLM, as transformers 5.23's auto mapping runs "
-                            "LlamaForCausalLM on InternLM3Config"),
-    "iquestcoder": llama_like(LLAMA_33 + NEOX + "; registry.py serves IQuestCoderForCausalLM as "
-                              "LlamaForCausalLM, as transformers 5.23 runs LlamaForCausalLM on "
-                              "IQuestCoderConfig"),
+    "internlm3": llama_like(
+        LLAMA_33 + NEOX + "; registry.py serves InternLM3ForCausalLM as "
+        "LlamaForCausalLM, as transformers 5.23's auto mapping runs "
+        "LlamaForCausalLM on InternLM3Config"
+    ),
+    "iquestcoder": llama_like(
+        LLAMA_33 + NEOX + "; registry.py serves IQuestCoderForCausalLM as "
+        "LlamaForCausalLM, as transformers 5.23 runs LlamaForCausalLM on "
+        "IQuestCoderConfig"
+    ),
     "whisper": Family(
         encoding="learned",
         instead="learned absolute positions in its decoder (max_target_positions rows) and "
@@ -209,11 +226,15 @@ SERVED: dict[str, Family] = {
     "aquila": llama_like(LLAMA_14 + NEOX + "; registry.py serves Aquila as LlamaForCausalLM"),
     "xverse": llama_like(LLAMA_14 + NEOX + "; registry.py serves XVERSE as LlamaForCausalLM"),
     "orion": by_widths(V33 + "orion.py:112,135 (rotate_half on hidden_size // heads, rope_theta)"),
-    "solar": llama_like(V33 + "solar.py:132-134,157 (Llama's attention: head_dim or hidden_size "
-                        "// heads, rotate_half, rope_theta, rope_scaling)"),
+    "solar": llama_like(
+        V33 + "solar.py:132-134,157 (Llama's attention: head_dim or hidden_size "
+        "// heads, rotate_half, rope_theta, rope_scaling)"
+    ),
     "teleflm": llama_like(LLAMA_33 + NEOX + "; teleflm.py is LlamaForCausalLM with muP scaling"),
-    "telechat2": llama_like(V33 + "telechat2.py (TeleChat2ForCausalLM is LlamaForCausalLM with "
-                            "fused key-value weights): " + NEOX),
+    "telechat2": llama_like(
+        V33 + "telechat2.py (TeleChat2ForCausalLM is LlamaForCausalLM with "
+        "fused key-value weights): " + NEOX
+    ),
     "exaone": llama_like(
         V33 + "exaone.py:134-136,162 (head_dim or hidden_size // heads, rotate_half, "
         "rope_theta, rope_scaling: llama3 in EXAONE 3.5); its config names the layer count "
@@ -230,10 +251,17 @@ SERVED: dict[str, Family] = {
     "stablelm_epoch": by_widths(
         "Zumwaltboi68/stable-code-3b@7c4583da modeling_stablelm_epoch.py (a copy of "
         "stable-code-3b's: rotary_ndims = int(head_dim * rope_pct), RotaryEmbedding(base="
-        "rope_theta), rotate_half on the leading rotary_ndims, head = hidden_size // heads); " + V14 + "stablelm.py:120,149 "
+        "rope_theta), rotate_half on the leading rotary_ndims, head = hidden_size // heads); "
+        + V14
+        + "stablelm.py:120,149 "
         "(the same, with the width from partial_rotary_factor only: vLLM never reads rope_pct)",
-        LegacyKeys({"rope_pct": Legacy("partial_rotary_factor", None,
-                                       "partial_rotary_factor (StableLM-Epoch's name)")}),
+        LegacyKeys(
+            {
+                "rope_pct": Legacy(
+                    "partial_rotary_factor", None, "partial_rotary_factor (StableLM-Epoch's name)"
+                )
+            }
+        ),
         partial=0.25,
     ),  # fmt: skip
     "plamo2": Family(
@@ -260,15 +288,31 @@ SERVED: dict[str, Family] = {
         "is max_position_embedding)",
     ),
     "bailing_moe": Family(
-        traits=(LegacyKeys({"rotary_dim": Legacy("rotary_dim", rules.absolute,
-                            "the rotary width, ahead of partial_rotary_factor")}),),
+        traits=(
+            LegacyKeys(
+                {
+                    "rotary_dim": Legacy(
+                        "rotary_dim",
+                        rules.absolute,
+                        "the rotary width, ahead of partial_rotary_factor",
+                    )
+                }
+            ),
+        ),
         source=V33 + "bailing_moe.py:93,132-145 (rotate_half on rotary_dim coordinates, else "
         "int(head_dim * partial_rotary_factor); head_dim or hidden_size // heads)",
     ),  # fmt: skip
     "minimax_text_01": Family(
         traits=(
-            LegacyKeys({"rotary_dim": Legacy("partial_rotary_factor", rules.fraction_of_head,
-                        "the rotary width, as rotary_dim / head_dim")}),
+            LegacyKeys(
+                {
+                    "rotary_dim": Legacy(
+                        "partial_rotary_factor",
+                        rules.fraction_of_head,
+                        "the rotary width, as rotary_dim / head_dim",
+                    )
+                }
+            ),
             RopeLayers(minimax_text_layers, frozenset({"attn_type_list"})),
         ),
         source=V14 + "minimax_text_01.py:245-332,500-506 (rotate_half on rotary_dim of head_dim "
@@ -279,29 +323,42 @@ SERVED: dict[str, Family] = {
         theta=5_000_000.0,
         head_dim=128,
         traits=(
-            Ignored({"rotary_dim": "vLLM's MiniMax-M3 builds its RoPE from rope_theta and "
-                     "partial_rotary_factor only"}, compare={"rotary_dim": (None, "rotary_dim")}),
+            Ignored(
+                {
+                    "rotary_dim": "vLLM's MiniMax-M3 builds its RoPE from rope_theta and "
+                    "partial_rotary_factor only"
+                },
+                compare={"rotary_dim": (None, "rotary_dim")},
+            ),
             LayerTypes(rules.minimax_m3_types, frozenset({"sparse_attention_config"})),
         ),
         source=V33 + "minimax_m3.py (rotate_half on int(head_dim * partial_rotary_factor), "
         "rope_theta; as transformers' minimax_m3_vl text model)",
     ),  # fmt: skip
-    "pangu_embedded": llama_like(V33 + "openpangu.py:437,505-520 (OpenPanguEmbeddedAttention: "
-                                 "head_dim or hidden_size // heads, " + NEOX),
+    "pangu_embedded": llama_like(
+        V33 + "openpangu.py:437,505-520 (OpenPanguEmbeddedAttention: "
+        "head_dim or hidden_size // heads, " + NEOX
+    ),
     "pangu_mla": Family(
         layout="interleaved",
-        traits=(Mla(), WrittenBack("interleaved"),
-                Defaults({"qk_rope_head_dim": 64, "qk_nope_head_dim": 128})),
+        traits=(
+            Mla(),
+            WrittenBack("interleaved"),
+            Defaults({"qk_rope_head_dim": 64, "qk_nope_head_dim": 128}),
+        ),
         source=V33 + "openpangu.py:328-345 (OpenPanguMLAAttention: pairs (2i, 2i+1) "
         "(is_neox_style False) on qk_rope_head_dim, base rope_theta (default 10000); its "
         "deepseek_yarn of factor 1 is the plain rotation)",
     ),
     "pangu_sink": Family(
-        traits=(RopeNotImplemented(
-            "openPangu's sink attention: vLLM's OpenPanguSinkAttention (openpangu.py:576-590) "
-            "builds its RoPE from partial_rotary_factor = qk_rope_dim / head_dim alone, with "
-            "get_rope's default base 10000, whatever the config's rope_theta and rope_scaling "
-            "say; the model's own code is in no public repository posenc_ref could read"),),
+        traits=(
+            RopeNotImplemented(
+                "openPangu's sink attention: vLLM's OpenPanguSinkAttention (openpangu.py:576-590) "
+                "builds its RoPE from partial_rotary_factor = qk_rope_dim / head_dim alone, with "
+                "get_rope's default base 10000, whatever the config's rope_theta and rope_scaling "
+                "say; the model's own code is in no public repository posenc_ref could read"
+            ),
+        ),
         source=V33 + "openpangu.py:576-590",
     ),  # fmt: skip
     "jais": Family(
@@ -310,10 +367,20 @@ SERVED: dict[str, Family] = {
         "unless position_embedding_type is 'alibi'",
         traits=(
             AlibiBias(("n_head", 16)),
-            Aliases({"num_attention_heads": "n_head", "hidden_size": "n_embd",
-                     "num_hidden_layers": "n_layer", "max_position_embeddings": "n_positions"}),
-            SwitchedBy("position_embedding_type", {"alibi": "alibi", "learned": "learned"},
-                       default="learned", refused_elsewhere=False),
+            Aliases(
+                {
+                    "num_attention_heads": "n_head",
+                    "hidden_size": "n_embd",
+                    "num_hidden_layers": "n_layer",
+                    "max_position_embeddings": "n_positions",
+                }
+            ),
+            SwitchedBy(
+                "position_embedding_type",
+                {"alibi": "alibi", "learned": "learned"},
+                default="learned",
+                refused_elsewhere=False,
+            ),
         ),
         source=V14 + "jais.py:68,98,121-128,252-256 (ALiBi slopes in every attention layer; a "
         "learned wpe as well unless position_embedding_type is 'alibi', JAISConfig's default "
@@ -326,8 +393,13 @@ SERVED: dict[str, Family] = {
     "qwen3_asr_text": Family(
         theta=5_000_000.0,
         head_dim=128,
-        traits=(MRope("interleaved", (24, 20, 20), rope_keys=frozenset(
-            {"mrope_section", "mrope_interleaved", "interleaved"})),),
+        traits=(
+            MRope(
+                "interleaved",
+                (24, 20, 20),
+                rope_keys=frozenset({"mrope_section", "mrope_interleaved", "interleaved"}),
+            ),
+        ),
         source=V33 + "qwen3_asr.py:443-461 (the thinker's text_config runs Qwen3ForCausalLM: "
         "rotate_half on head_dim; mrope_section with mrope_interleaved in rope_scaling: Qwen3-VL's "
         "interleaved M-RoPE, positions from get_mrope_input_positions) and "

@@ -24,7 +24,7 @@ __all__ = ["Served", "SERVED_TYPES", "SERVED_ARCHITECTURES"]
 
 
 def baichuan(config: Mapping[str, Any]) -> tuple[str, str]:
-    """vLLM decides by ``hidden_size``: 4096 (Baichuan2-7B) rotates, any other uses ALiBi."""
+    """VLLM decides by ``hidden_size``: 4096 (Baichuan2-7B) rotates, any other uses ALiBi."""
     hidden = config.get("hidden_size")
     if hidden == 4096:
         return "baichuan", "hidden_size 4096: Baichuan2-7B's RoPE"
@@ -67,7 +67,7 @@ def telechat(config: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def openpangu(config: Mapping[str, Any]) -> tuple[str, str]:
-    """openPangu's attention kind, by the keys its config has (vLLM openpangu.py:790-800)."""
+    """OpenPangu's attention kind, by the keys its config has (vLLM openpangu.py:790-800)."""
     mla = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank")
     if all(key in config for key in mla):
         return "pangu_mla", "qk_nope_head_dim, qk_rope_head_dim, v_head_dim and kv_lora_rank: MLA"
@@ -84,7 +84,7 @@ def deepseek_language(config: Mapping[str, Any]) -> tuple[str, str]:
     return "deepseek_v2", ""
 
 
-# --------------------------------------------------------------------------- how a config reaches a row
+# --------------------------------------------------------------------------- the tables
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,14 @@ def _wrapper(language: str, source: str) -> Served:
     return Served(None, source, language)
 
 
-_MINICPMV = Served(minicpmv, V33 + "minicpmv.py:471-481,2434-2466 (the flat config is the "
-                   "language model's, chosen by version)")
-_MINICPMO = Served(minicpmo, V33 + "minicpmo.py:1006-1035 (the flat config is Qwen2's or "
-                   "Qwen3's, by version)")
+_MINICPMV = Served(
+    minicpmv,
+    V33 + "minicpmv.py:471-481,2434-2466 (the flat config is the "
+    "language model's, chosen by version)",
+)
+_MINICPMO = Served(
+    minicpmo, V33 + "minicpmo.py:1006-1035 (the flat config is Qwen2's or Qwen3's, by version)"
+)
 _BAICHUAN = Served(baichuan, V14 + "baichuan.py:475-492")
 _TELECHAT = Served(telechat, V33 + "registry.py and telechat2.py")
 _PANGU = Served(openpangu, V33 + "openpangu.py:790-870")
@@ -135,16 +139,23 @@ SERVED_TYPES: dict[str, Served] = {
     "pangu_embedded": _PANGU,
     "pangu_ultra_moe": _PANGU,
     "minimax_m1": _same("minimax_text_01"),
-    "phi3_v": _same("phi3", V33 + "phi3v.py:575 (the whole config read as Llama's, with "
-                    "Phi-3's su/longrope)"),
+    "phi3_v": _same(
+        "phi3", V33 + "phi3v.py:575 (the whole config read as Llama's, with Phi-3's su/longrope)"
+    ),
     "Keye": _same("keye"),
     "keye_vl": _same("keye"),
     "kimi_audio": _same("qwen2", V33 + "kimi_audio.py:426 (the whole config, read as Qwen2's)"),
-    "deepseek_v2": Served(deepseek_language, V33 + "deepseek_v2.py:1280 (use_mha: model_type "
-                          "'deepseek', or qk_nope_head_dim == qk_rope_head_dim == 0)"),
-    "deepseek_ref": _same("deepseek_v4", "DOUBTFUL: model_type 'deepseek_ref' is no released "
-                          "model's; its architectures DeepseekV4ForCausalLM is transformers' "
-                          "DeepSeek-V4"),
+    "deepseek_v2": Served(
+        deepseek_language,
+        V33 + "deepseek_v2.py:1280 (use_mha: model_type "
+        "'deepseek', or qk_nope_head_dim == qk_rope_head_dim == 0)",
+    ),
+    "deepseek_ref": _same(
+        "deepseek_v4",
+        "DOUBTFUL: model_type 'deepseek_ref' is no released "
+        "model's; its architectures DeepseekV4ForCausalLM is transformers' "
+        "DeepSeek-V4",
+    ),
 }
 """A served ``model_type`` whose row is not its own name -> how it is read."""
 
@@ -156,8 +167,9 @@ SERVED_ARCHITECTURES: dict[str, Served] = {
     "InternLMForCausalLM": _same("internlm"),
     "InternLM3ForCausalLM": _same("internlm3"),
     "IQuestCoderForCausalLM": _same("iquestcoder"),
-    "PhiMoEForCausalLM": _same("phimoe", V33 + "registry.py (transformers' class is "
-                               "PhimoeForCausalLM)"),
+    "PhiMoEForCausalLM": _same(
+        "phimoe", V33 + "registry.py (transformers' class is PhimoeForCausalLM)"
+    ),
     "WhisperForConditionalGeneration": _same("whisper"),
     "InternLM2ForCausalLM": _same("internlm2"),
     "InternLM2VEForCausalLM": _same("internlm2"),
@@ -192,10 +204,10 @@ SERVED_ARCHITECTURES: dict[str, Served] = {
     "LLaMAForCausalLM": _same("llama", V14 + "registry.py (LLaMAForCausalLM: LlamaForCausalLM)"),
     "Fairseq2LlamaForCausalLM": _same("llama", V14 + "fairseq2_llama.py (Llama's model)"),
     "GritLM": _same("llama", V14 + "gritlm.py (Llama's model)"),
-    "MistralLarge3ForCausalLM": _same("deepseek_v3", V33 + "mistral_large_3.py (a subclass of "
-                                      "DeepseekV3ForCausalLM)"),
-    "OuroForCausalLM": _same("llama", V14 + "ouro.py (Llama's attention and RoPE, looped "
-                             "layers)"),
+    "MistralLarge3ForCausalLM": _same(
+        "deepseek_v3", V33 + "mistral_large_3.py (a subclass of DeepseekV3ForCausalLM)"
+    ),
+    "OuroForCausalLM": _same("llama", V14 + "ouro.py (Llama's attention and RoPE, looped layers)"),
     "MPTForCausalLM": _same("mpt"),
     "HCXVisionForCausalLM": _wrapper("text_config", V33 + "hyperclovax_vision.py"),
     # multimodal table
@@ -209,8 +221,9 @@ SERVED_ARCHITECTURES: dict[str, Served] = {
     "MoonshotKimiaForCausalLM": SERVED_TYPES["kimi_audio"],
     "DotsOCRForCausalLM": _same("qwen2", V33 + "dots_ocr.py:646 (the whole config, Qwen2's)"),
     "Tarsier2ForConditionalGeneration": _same("qwen2_vl", V14 + "tarsier2 (Qwen2-VL's model)"),
-    "GLM4VForCausalLM": _same("chatglm", V33 + "glm4v.py (GLM-4V-9B: ChatGLM's language model "
-                              "on the flat config)"),
+    "GLM4VForCausalLM": _same(
+        "chatglm", V33 + "glm4v.py (GLM-4V-9B: ChatGLM's language model on the flat config)"
+    ),
     "InternVLChatModel": _wrapper("llm_config", _INTERNVL),
     "H2OVLChatModel": _wrapper("llm_config", _INTERNVL),
     "NVLM_D": _wrapper("llm_config", _INTERNVL),
@@ -229,59 +242,83 @@ SERVED_ARCHITECTURES: dict[str, Served] = {
     "MiniMaxVL01ForConditionalGeneration": _wrapper("text_config", V14 + "minimax_vl_01.py"),
     **{
         name: _wrapper("text_config", V33 + "registry.py")
-        for name in ("BeeForConditionalGeneration", "InternS1ForConditionalGeneration",
-                     "LightOnOCRForConditionalGeneration", "MiDashengLMModel",
-                     "OpenCUAForConditionalGeneration", "PixtralForConditionalGeneration",
-                     "RForConditionalGeneration", "UltravoxModel",
-                     "MantisForConditionalGeneration", "TarsierForConditionalGeneration",
-                     "VoxtralStreamingGeneration", "IsaacForConditionalGeneration",
-                     "Phi4MMForCausalLM")
+        for name in (
+            "BeeForConditionalGeneration",
+            "InternS1ForConditionalGeneration",
+            "LightOnOCRForConditionalGeneration",
+            "MiDashengLMModel",
+            "OpenCUAForConditionalGeneration",
+            "PixtralForConditionalGeneration",
+            "RForConditionalGeneration",
+            "UltravoxModel",
+            "MantisForConditionalGeneration",
+            "TarsierForConditionalGeneration",
+            "VoxtralStreamingGeneration",
+            "IsaacForConditionalGeneration",
+            "Phi4MMForCausalLM",
+        )
     },  # fmt: skip
 }
 """An architecture vLLM serves (and transformers 5.23 does not define) -> how it is read."""
 
 # vLLM 0.33.0's additions to the two tables that an existing row reads (the rest are listed on
 # the model zoo page as not identified): aliases and subclasses of a family, and wrappers.
-SERVED_ARCHITECTURES.update({
-    "ExaoneMoEForCausalLM": _same("exaone_moe", V33 + "registry.py (alias of "
-                                  "ExaoneMoeForCausalLM)"),
-    "IQuestLoopCoderForCausalLM": _same("iquestcoder", V33 + "iquest_loopcoder.py (Llama's "
-                                        "attention and RoPE, layers looped)"),
-    "LongcatFlashNgramForCausalLM": _same("longcat_flash", V33 + "longcat_flash_ngram.py "
-                                          "(LongCat-Flash with n-gram embeddings)"),
-    "MiMoV2ForCausalLM": _same("mimo_v2_flash", V33 + "mimo_v2.py (MiMo-V2-Flash)"),
-    "MiMoV2OmniForCausalLM": _same("mimo_v2_flash", V33 + "mimo_v2_omni.py (MiMo-V2-Flash's "
-                                   "language model on the flat config)"),
-    "NemotronHPuzzleForCausalLM": _same("nemotron_h", V33 + "nemotron_h.py"),
-    "MuseGlimmerForCausalLM": _same("muse_glimmer_text", V33 + "muse_glimmer.py"),
-    "Step3p5ForCausalLM": _same("step3p5", V33 + "step3p5.py"),
-    "DeepseekV4ForConditionalGeneration": _same("deepseek_v4", V33 + "deepseek_v4.py"),
-    "DeepseekV41ForCausalLM": _same("deepseek_v4", V33 + "deepseek_v41 (DeepSeek-V4's RoPE)"),
-    "KimiK25ForConditionalGeneration": _same("kimi_k25", V33 + "kimi_k25.py"),
-    "KimiK3ForConditionalGeneration": _same("kimi_linear", V33 + "kimi_k3.py (Kimi-Linear's "
-                                            "layers)"),
-    "FireRedASR2ForConditionalGeneration": _same("qwen2", V33 + "fireredasr2.py (Qwen2's "
-                                                 "decoder on the whole config)"),
-    "FunASRForConditionalGeneration": _same("qwen3", V33 + "funasr.py (Qwen3's decoder on the "
-                                            "whole config)"),
-    "Phi4ForCausalLMV": _same("phi3", V33 + "phi4siglip.py:274 (the whole config, Phi-3's)"),
-    "DeepseekOCR2ForCausalLM": _wrapper("language_config", _LANGUAGE_CONFIG),
-    "MossAudioModel": _wrapper("language_config", V33 + "moss_audio.py:305"),
-    "Ovis2_6ForCausalLM": _wrapper("llm_config", V33 + "ovis2_5.py:455"),
-    "Ovis2_6_MoeForCausalLM": _wrapper("llm_config", V33 + "ovis2_5.py:455"),
-    "NemotronH_Nano_Omni_Reasoning_V3": _wrapper("llm_config", _INTERNVL),
-    "NemotronH_Super_Omni_Reasoning_V3": _wrapper("llm_config", _INTERNVL),
-    "Qwen3ASRRealtimeGeneration": _wrapper("thinker_config", V33 + "qwen3_asr_realtime.py"),
-    **{
-        name: _wrapper("text_config", V33 + "registry.py")
-        for name in ("Alpamayo2Super", "Cosmos3ForConditionalGeneration",
-                     "UnlimitedOCRForCausalLM", "FunAudioChatForConditionalGeneration",
-                     "InternS1ProForConditionalGeneration",
-                     "InternS2MobiusForConditionalGeneration",
-                     "InternS2PreviewForConditionalGeneration",
-                     "KananaVForConditionalGeneration",
-                     "LlavaOnevision2ForConditionalGeneration", "OpenVLAForActionPrediction",
-                     "StepVLForConditionalGeneration", "VoxtralRealtimeGeneration",
-                     "HCXVisionV2ForCausalLM")
-    },  # fmt: skip
-})
+SERVED_ARCHITECTURES.update(
+    {
+        "ExaoneMoEForCausalLM": _same(
+            "exaone_moe", V33 + "registry.py (alias of ExaoneMoeForCausalLM)"
+        ),
+        "IQuestLoopCoderForCausalLM": _same(
+            "iquestcoder", V33 + "iquest_loopcoder.py (Llama's attention and RoPE, layers looped)"
+        ),
+        "LongcatFlashNgramForCausalLM": _same(
+            "longcat_flash", V33 + "longcat_flash_ngram.py (LongCat-Flash with n-gram embeddings)"
+        ),
+        "MiMoV2ForCausalLM": _same("mimo_v2_flash", V33 + "mimo_v2.py (MiMo-V2-Flash)"),
+        "MiMoV2OmniForCausalLM": _same(
+            "mimo_v2_flash",
+            V33 + "mimo_v2_omni.py (MiMo-V2-Flash's language model on the flat config)",
+        ),
+        "NemotronHPuzzleForCausalLM": _same("nemotron_h", V33 + "nemotron_h.py"),
+        "MuseGlimmerForCausalLM": _same("muse_glimmer_text", V33 + "muse_glimmer.py"),
+        "Step3p5ForCausalLM": _same("step3p5", V33 + "step3p5.py"),
+        "DeepseekV4ForConditionalGeneration": _same("deepseek_v4", V33 + "deepseek_v4.py"),
+        "DeepseekV41ForCausalLM": _same("deepseek_v4", V33 + "deepseek_v41 (DeepSeek-V4's RoPE)"),
+        "KimiK25ForConditionalGeneration": _same("kimi_k25", V33 + "kimi_k25.py"),
+        "KimiK3ForConditionalGeneration": _same(
+            "kimi_linear", V33 + "kimi_k3.py (Kimi-Linear's layers)"
+        ),
+        "FireRedASR2ForConditionalGeneration": _same(
+            "qwen2", V33 + "fireredasr2.py (Qwen2's decoder on the whole config)"
+        ),
+        "FunASRForConditionalGeneration": _same(
+            "qwen3", V33 + "funasr.py (Qwen3's decoder on the whole config)"
+        ),
+        "Phi4ForCausalLMV": _same("phi3", V33 + "phi4siglip.py:274 (the whole config, Phi-3's)"),
+        "DeepseekOCR2ForCausalLM": _wrapper("language_config", _LANGUAGE_CONFIG),
+        "MossAudioModel": _wrapper("language_config", V33 + "moss_audio.py:305"),
+        "Ovis2_6ForCausalLM": _wrapper("llm_config", V33 + "ovis2_5.py:455"),
+        "Ovis2_6_MoeForCausalLM": _wrapper("llm_config", V33 + "ovis2_5.py:455"),
+        "NemotronH_Nano_Omni_Reasoning_V3": _wrapper("llm_config", _INTERNVL),
+        "NemotronH_Super_Omni_Reasoning_V3": _wrapper("llm_config", _INTERNVL),
+        "Qwen3ASRRealtimeGeneration": _wrapper("thinker_config", V33 + "qwen3_asr_realtime.py"),
+        **{
+            name: _wrapper("text_config", V33 + "registry.py")
+            for name in (
+                "Alpamayo2Super",
+                "Cosmos3ForConditionalGeneration",
+                "UnlimitedOCRForCausalLM",
+                "FunAudioChatForConditionalGeneration",
+                "InternS1ProForConditionalGeneration",
+                "InternS2MobiusForConditionalGeneration",
+                "InternS2PreviewForConditionalGeneration",
+                "KananaVForConditionalGeneration",
+                "LlavaOnevision2ForConditionalGeneration",
+                "OpenVLAForActionPrediction",
+                "StepVLForConditionalGeneration",
+                "VoxtralRealtimeGeneration",
+                "HCXVisionV2ForCausalLM",
+            )
+        },  # fmt: skip
+    }
+)
