@@ -138,8 +138,11 @@ def test_a_served_family_rotates_as_its_code(name):
 
 
 def test_internlm_defaults_to_dynamic_ntk():
-    """InternLM 1's rotary default is dynamic NTK with scaling_factor 1: past 2048 positions the
-    base is 10000 * (L / 2048) ** (d / (d - 2)) for a call of L positions (its modeling code)."""
+    """InternLM 1's rotary default: dynamic NTK with scaling_factor 1.
+
+    Past 2048 positions the base is 10000 * (L / 2048) ** (d / (d - 2)) for a call of L
+    positions (its modeling code).
+    """
     config = {"model_type": "internlm", **LLAMA_7B, "max_position_embeddings": 2048}
     spec = rope_spec(config)
     assert (spec.rope_type, spec.factor) == ("dynamic", 1.0)
@@ -151,7 +154,7 @@ def test_internlm_defaults_to_dynamic_ntk():
 
 
 def test_pangu_mla_rotates_the_rope_part_interleaved():
-    """openPangu's MLA attention: pairs (2i, 2i+1) of qk_rope_head_dim, its yarn of factor 1."""
+    """OpenPangu's MLA attention: pairs (2i, 2i+1) of qk_rope_head_dim, its yarn of factor 1."""
     config = {"model_type": "pangu_ultra_moe", **LLAMA_7B, "qk_nope_head_dim": 128,
               "qk_rope_head_dim": 64, "v_head_dim": 128, "kv_lora_rank": 512}  # fmt: skip
     spec = rope_spec(config)
@@ -177,8 +180,10 @@ def test_qwen3_asr_thinker_reads_interleaved_mrope():
 
 
 def test_layers_of_the_hybrids():
-    """PLaMo 2 rotates its attention layers (i % mamba_step == 1); MiniMax-Text-01 its softmax
-    layers (attn_type_list 1)."""
+    """PLaMo 2 rotates its attention layers, MiniMax-Text-01 its softmax layers.
+
+    (PLaMo 2: i % mamba_step == 1; MiniMax-Text-01: attn_type_list[i] == 1.)
+    """
     plamo = {**PLAIN["plamo2"][0], "num_hidden_layers": 6}
     assert [s is None for s in layer_specs(plamo)] == [True, False] * 3
     minimax = {"model_type": "minimax_text_01", "hidden_size": 6144, "num_attention_heads": 64,

@@ -9,7 +9,7 @@ needs. Each served family's rotation is proven in tests/test_served_families.py.
 
 import pytest
 
-from tests.vllm_reading import registry, reading
+from tests.vllm_reading import reading, registry
 
 ROWS = registry()["architectures"]
 BY_NAME = {(row["architecture"], row["table"]): row for row in ROWS}

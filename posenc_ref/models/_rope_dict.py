@@ -77,6 +77,7 @@ def choose_rope(
     config: dict[str, Any], family: Family, model_type: str | None, layer_type: str | None
 ) -> ChosenRope:
     """The RoPE dict of ``layer_type`` (or the only one), checked against its type's keys."""
+    types_fit_layers(config)
     overrides = {}
     if layer_type is not None:
         overrides = layer_overrides(config, name("layer_type", layer_type))
@@ -101,6 +102,17 @@ def choose_rope(
     kind = rope_type_of(rope, family, model_type)
     base = base_of(rope, config, family, model_type)
     return ChosenRope(config, rope, kind, base, layer_type, null_types, overrides, table)
+
+
+def types_fit_layers(config: Mapping[str, Any]) -> None:
+    """One layer type per layer: transformers' layer_type_validation refuses any other count."""
+    types, count = config.get("layer_types"), config.get("num_hidden_layers")
+    if isinstance(types, (list, tuple)) and isinstance(count, int) and not isinstance(count, bool):
+        if len(types) != count:
+            raise ValueError(
+                f"layer_types has {len(types)} entries but num_hidden_layers={count}: layer i "
+                "is of layer_types[i] (transformers refuses the config too)"
+            )
 
 
 def table_of(tables: NamedTables, config: Mapping[str, Any], layer_type: str | None) -> str:

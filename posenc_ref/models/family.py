@@ -12,7 +12,17 @@ from typing import Any, TypeVar
 
 from ._config import layer_count, length, lookup
 from .classes import with_class_defaults
-from .traits import Aliases, ConfigClass, Defaults, Ignored, LayerHeadDims, LayerTypes, Mla, Trait
+from .traits import (
+    Aliases,
+    ConfigClass,
+    Defaults,
+    Ignored,
+    LayerHeadDims,
+    LayerTypes,
+    LegacyKeys,
+    Mla,
+    Trait,
+)
 
 __all__ = ["Family", "ENCODINGS"]
 
@@ -147,6 +157,8 @@ class Family:
         keys = set(CLASS_FILLED) | set(self.keys())
         if self.trait(Mla) is not None:
             keys.discard("head_dim")  # MLA's rope width is qk_rope_head_dim
+        legacy = self.trait(LegacyKeys)  # another name for a quantity the config may give:
+        keys -= set(legacy.by_key if legacy else ())  # its default would contradict it
         for trait in self.traits:
             if isinstance(trait, Aliases):  # the lengths stay as given, under any name
                 keys |= {own for std, own in trait.names.items() if std in CLASS_FILLED}
@@ -163,7 +175,10 @@ class Family:
         (:mod:`posenc_ref.models.classes`); the row's own defaults follow.
         """
         if model_type is not None:
-            config, _ = with_class_defaults(config, model_type, self.class_reads())
+            reads = self.class_reads()
+            if isinstance(config.get("layer_types"), (list, tuple)):
+                reads -= {"num_hidden_layers"}  # the layer count is the list's
+            config, _ = with_class_defaults(config, model_type, reads)
         rewrite = self.trait(ConfigClass)
         out = rewrite.rule(config) if rewrite is not None else dict(config)
         ignored = self.trait(Ignored)
