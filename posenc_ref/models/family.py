@@ -178,6 +178,7 @@ class Family:
             reads = self.class_reads()
             if isinstance(config.get("layer_types"), (list, tuple)):
                 reads -= {"num_hidden_layers"}  # the layer count is the list's
+            reads -= {std for std, own in self.aliases.items() if lookup(config, own) is not None}
             config, _ = with_class_defaults(config, model_type, reads)
         rewrite = self.trait(ConfigClass)
         out = rewrite.rule(config) if rewrite is not None else dict(config)

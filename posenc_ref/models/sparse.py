@@ -205,6 +205,13 @@ def with_sparse_parts(spec: RopeSpec, config: Mapping[str, Any], family: Family)
         indexer.layer_types is None or spec.layer_type in indexer.layer_types
     ):
         changes["indexer"] = indexer_spec(spec, config, indexer)
+        shared = config.get("indexer_types")
+        if isinstance(shared, (list, tuple)) and "shared" in shared:
+            changes["notes"] = (
+                f"layers whose indexer_types entry is 'shared' ({shared.count('shared')} of "
+                f"{len(shared)}) run no lightning indexer: they reuse the keys the latest 'full' "
+                "layer's chose",
+            )
         if indexer.flag is not None and config.get(indexer.flag) is not None:
             value = config[indexer.flag]
             agrees = value is (indexer.layout == "interleaved")
