@@ -292,7 +292,7 @@ def generate(model_types: list[str] | None = None) -> dict[str, Any]:
 
 
 def dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n"
+    return json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
