@@ -163,9 +163,8 @@ def check_scaling(
     ``static`` is True where frequencies were given (a ScaledFrequencies): no method to recompute.
     """
     if scaling is None:
-        omega = torch.tensor(
-            inv_freq_values(check_dim("dim", rotary_dim), base), dtype=torch.float64
-        )
+        omega = inv_freq_values(check_dim("dim", rotary_dim), base)
+        omega = torch.tensor(omega, dtype=torch.float64, device="cpu")  # kept on the CPU
         return None, ScaledFrequencies(omega, 1.0), False
     if isinstance(scaling, ScaledFrequencies):
         freqs = check_inv_freq("inv_freq", scaling.inv_freq)

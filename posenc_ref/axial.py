@@ -130,7 +130,7 @@ def dinov3_frequencies(dim: int, base: float) -> torch.Tensor:
 
 def _floats(values: list[float]) -> torch.Tensor:
     # the rule's values (posenc_ref.values.AXIAL_RULES, the one definition) as a float64 tensor
-    return torch.tensor(values, dtype=torch.float64)
+    return torch.tensor(values, dtype=torch.float64, device="cpu")
 
 
 # --------------------------------------------------------------------------- pairs to axes

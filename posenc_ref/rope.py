@@ -543,7 +543,7 @@ class RotaryEmbedding(nn.Module):
         """
         # The one import from the maths up (tests/test_layers.py allows it, and only it): the
         # README's one line from a config to a module. The reader, only when a config is read.
-        from .models import rope_spec
+        from .models.read_rope import rope_spec
 
         spec = rope_spec(config, layer_type=layer_type, layout=layout, lerope_alpha=lerope_alpha)
         return cls.from_spec(spec, max_len=max_len, device=device)

@@ -97,7 +97,7 @@ def tensor_method(formula: Callable[..., ScaledValues]) -> Callable[..., ScaledF
         import torch
 
         values = formula(*args, **kwargs)
-        inv_freq = torch.tensor(values.inv_freq, dtype=torch.float64)
+        inv_freq = torch.tensor(values.inv_freq, dtype=torch.float64, device="cpu")
         return ScaledFrequencies(inv_freq, values.attention_factor)
 
     method.values = formula  # type: ignore[attr-defined]

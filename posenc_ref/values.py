@@ -8,7 +8,7 @@ reader (:mod:`posenc_ref.models`, :mod:`posenc_ref.encodings`, the command line)
 they are, without importing torch or NumPy. The context-extension methods are written the same
 way, in :mod:`posenc_ref.rope_scaling_functions`.
 
-Standard library only: this module, :mod:`posenc_ref._checks` and the two scaling modules are
+Standard library only: this module, ``posenc_ref._checks`` and the two scaling modules are
 the part of the maths the reader stands on.
 """
 

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from posenc_ref import RotaryEmbedding
+from posenc_ref import RotaryEmbedding, inv_freq
 from posenc_ref.models import released_config
 from posenc_ref.rope_scaling import ScaledFrequencies, yarn
 from posenc_ref.testing import (
@@ -348,7 +348,7 @@ def test_swapped_llama3_factors_are_named_with_their_pairs():
 
 def test_an_unexplained_error_still_gets_pairs_positions_and_the_closest_model():
     """A 1 % error on the middle band of Llama 3.1: no model, but where and how far."""
-    plain = 500000.0 ** (-torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+    plain = inv_freq(128, 500000.0)  # the frequencies llama3() starts from, bit for bit
     middle = (LLAMA31.inv_freq != plain) & (LLAMA31.inv_freq != plain / 8)
     off = LLAMA31.inv_freq * torch.where(middle, 1.01, 1.0)
     message = failure(scaled(LLAMA31, off), LLAMA31)

@@ -197,7 +197,7 @@ class Alibi(Encoding):
         r"""The slopes as they act on the scaled logits, ``(num_heads,)`` float64."""
         import torch
 
-        return torch.tensor(self.slope_values(), dtype=torch.float64)
+        return torch.tensor(self.slope_values(), dtype=torch.float64, device="cpu")
 
     def slope_values(self) -> list[float]:
         """:meth:`slopes` as ``num_heads`` Python floats, computed without torch."""

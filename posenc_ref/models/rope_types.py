@@ -68,7 +68,7 @@ class RopeType:
         Keys for which 0 means "not set" (transformers reads them with ``or`` or truthiness:
         YaRN's ``beta_fast``, ``beta_slow``, ``mscale``, ``mscale_all_dim``; Devstral 2 releases
         ``mscale_all_dim`` 0.0). Every step of the reader applies it through one function,
-        :func:`posenc_ref.models._config.is_set`.
+        ``posenc_ref.models._config.is_set``.
     softmax_key : str or None
         The key whose value :math:`\mu` makes an MLA family multiply its softmax scale by
         :math:`g(s, \mu)^2` (:func:`~posenc_ref.rope_scaling.yarn_mscale`, outside RoPE):

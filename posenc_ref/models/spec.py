@@ -245,7 +245,7 @@ class RopeSpec:
         """
         import torch
 
-        return torch.tensor(self.inv_freq_values, dtype=torch.float64)
+        return torch.tensor(self.inv_freq_values, dtype=torch.float64, device="cpu")
 
     def frequencies(self, seq_len: int) -> ScaledFrequencies:
         """Frequencies and attention factor for a call whose largest position is ``seq_len - 1``.
