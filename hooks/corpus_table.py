@@ -99,7 +99,7 @@ def render_vllm() -> str:
     """Every architecture of vLLM's two tables: the family read, and what the reader says."""
     from collections import Counter
 
-    from tests.vllm_reading import registry, reading
+    from tests.vllm_reading import reading, registry
 
     data = registry()
     rows, counts = [], Counter()
