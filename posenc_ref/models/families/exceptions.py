@@ -243,8 +243,7 @@ EXCEPTIONS: dict[str, Family] = {
     "deepseek_v32": mla("deepseek_v32", "interleave", Indexer("half")),
     "youtu": mla("youtu", "flag"),
     "axk1": mla("axk1", "flag"),
-    # its lightning indexer (modeling_axk2.py, AXK2Indexer): rotate_half on the first
-    # qk_rope_head_dim coordinates of its index_head_dim heads, in every layer
+    # AXK2Indexer: rotate_half on the first qk_rope_head_dim of its heads, in every layer
     "axk2": mla("axk2", "interleave", Indexer("half"), widths=(32, 64)),
     "glm4_moe_lite": mla("glm4_moe_lite", "flag", widths=(64, 192)),
     "glm_moe_dsa": mla("glm_moe_dsa", "interleave",
@@ -260,9 +259,7 @@ EXCEPTIONS: dict[str, Family] = {
         theta=10_000_000.0,
     ),
     "minicpm3": mla("minicpm3", "half", widths=(32, 64)),
-    # its lightning indexer (modeling_hy_v4.py, HYV4Indexer): rotate_half on the *last*
-    # qk_rope_head_dim coordinates ("flipped RoPE position"); layers whose indexer_types entry is
-    # "shared" run none and reuse the latest "full" layer's choice of keys
+    # HYV4Indexer: rotate_half on the *last* qk_rope_head_dim of its heads ("flipped")
     "hy_v4": mla("hy_v4", "half", Indexer("half", place="last"), widths=(64, 192)),
     "mistral4": mla(
         "mistral4", "flag", Mla(partial_of=("qk_nope_head_dim", "qk_rope_head_dim")),
@@ -515,10 +512,7 @@ EXCEPTIONS: dict[str, Family] = {
                      "reads (the rotary width is int(head_dim * partial_rotary_factor))"},
                     compare={"rotary_dim": (None, "rotary_dim")}),
             LayerTypes(rules.minimax_m3_types, frozenset({"sparse_attention_config"})),
-            # MiniMaxM3VLIndexer, in the minimax_m3_sparse layers: apply_rotary_pos_emb with the
-            # attention's cos and sin, which rotates the first rotary_dim coordinates of its
-            # index_head_dim heads (rotate_half); the config class reads the width from
-            # sparse_attention_config's sparse_index_dim
+            # MiniMaxM3VLIndexer: rotate_half on the first rotary_dim of its sparse_index_dim heads
             Indexer("half", layer_types=frozenset({"minimax_m3_sparse"})),
             Aliases({"index_head_dim": "sparse_attention_config.sparse_index_dim"}),
         ),
