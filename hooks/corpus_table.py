@@ -107,15 +107,19 @@ def render_vllm() -> str:
         got = reading(entry["architecture"])
         where = "0002bff" if entry["in_0002bff"] else "0.33.0"
         counts[(where, got["outcome"])] += 1
-        text = got["text"]
-        if got["outcome"] in ("not implemented", "refused", "needs its language model's config"):
-            text = _why(text).split(": ", 1)[-1] if len(text) > 200 else _why(text)
+        text = _why(got["text"])
+        if got["outcome"] == "unknown":
+            text = "no row of posenc_ref's reads this architecture's family yet"
+        elif got["outcome"] == "refused":  # the reader's own words, without the wrapper's
+            text = text.split("refused this config: ", 1)[-1]
+        if len(text) > 160:
+            text = text[:157].rsplit(" ", 1)[0] + " ..."
         rows.append(
             f"<tr><td><code>{html.escape(entry['architecture'])}</code></td>"
             f"<td>{html.escape(entry['table'])}</td><td>{where}</td>"
             f"<td>{html.escape(str(got['family'] or '–'))}</td>"
             f"<td>{html.escape(OUTCOMES[got['outcome']])}</td>"
-            f"<td>{html.escape(text[:240])}</td></tr>"
+            f"<td>{html.escape(text)}</td></tr>"
         )
     old = sum(n for (w, _), n in counts.items() if w == "0002bff")
     unknown = {w: counts[(w, "unknown")] for w in ("0002bff", "0.33.0")}
