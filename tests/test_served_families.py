@@ -258,3 +258,102 @@ def test_the_dispatch_rules_name_what_decided():
     assert any("version 4.0" in note for note in spec.notes)
     with pytest.raises(ValueError, match="MiniCPM-V version"):
         rope_spec({"model_type": "minicpmv", "version": 9.9, **LLAMA_7B})
+
+
+# Released configs of served families found in public repositories beyond the corpus: the keys
+# the reader reads, as each file gives them (source: repository@commit path; the mlc-llm entries
+# are MODEL_PRESETS dict literals copied from the models' config.json), and what it reads. The
+# LongRoPE factor lists are not copied: 48 values stand in for each.
+MLC = "mlc-ai/mlc-llm@d1ea69a8 python/mlc_llm/model/model_preset.py"
+SOPHGO = "sophgo/LLM-TPU"
+FACTORS = {"long_factor": [1.0] * 48, "short_factor": [1.0] * 48, "type": "su"}
+RELEASED = {
+    "Qwen-72B-Chat": (
+        f"{SOPHGO}@01f74606 models/Qwen/compile/files/Qwen-72B-Chat/config.json",
+        {"model_type": "qwen", "hidden_size": 8192, "num_attention_heads": 64,
+         "kv_channels": 128, "rope_theta": 1000000, "rotary_emb_base": 1000000,
+         "rotary_pct": 1.0, "seq_length": 8192, "use_dynamic_ntk": False,
+         "use_logn_attn": False}, ("qwen", "default", 128, 128, 1e6, None)),
+    "Qwen-1.8B": (
+        f"{MLC} (MODEL_PRESETS['qwen'])",
+        {"model_type": "qwen", "hidden_size": 2048, "num_attention_heads": 16,
+         "rotary_emb_base": 10000, "rotary_pct": 1.0, "seq_length": 8192,
+         "use_dynamic_ntk": True, "use_logn_attn": True}, "use_dynamic_ntk"),
+    "CodeFuse-DevOps-Model-7B-Chat": (
+        f"{SOPHGO}@3279ff44 models/CodeFuse/compile/files/CodeFuse-DevOps-Model-7B-Chat/"
+        "config.json",
+        {"model_type": "qwen", "n_embd": 4096, "n_head": 32, "rotary_emb_base": 10000,
+         "rotary_pct": 1.0, "seq_length": 2048, "use_dynamic_ntk": True,
+         "use_logn_attn": True}, "use_dynamic_ntk"),
+    "StableLM-2-1.6B": (
+        "mlc-ai/mlc-llm@65ec85d7 python/mlc_chat/model/model_preset.py (stablelm_epoch)",
+        {"model_type": "stablelm_epoch", "hidden_size": 2048, "num_attention_heads": 32,
+         "rope_pct": 0.25, "rope_theta": 10000}, ("stablelm_epoch", "default", 64, 16, 1e4, None)),
+    "Baichuan2-7B": (
+        f"{MLC} (MODEL_PRESETS['baichuan'])",
+        {"model_type": "baichuan", "architectures": ["BaichuanForCausalLM"], "hidden_size": 4096,
+         "num_attention_heads": 32}, ("baichuan", "default", 128, 128, 1e4, None)),
+    "DeepSeek-MoE-16B": (
+        f"{MLC} (MODEL_PRESETS['deepseek'])",
+        {"model_type": "deepseek", "hidden_size": 2048, "num_attention_heads": 16,
+         "rope_scaling": None, "rope_theta": 10000}, ("deepseek", "default", 128, 128, 1e4, None)),
+    "InternLM-chat-7B": (
+        f"{MLC} (MODEL_PRESETS['internlm'])",
+        {"model_type": "internlm", "hidden_size": 4096, "num_attention_heads": 32,
+         "max_position_embeddings": 2048}, ("internlm", "dynamic", 128, 128, 1e4, 1.0)),
+    "InternLM2-7B": (
+        f"{MLC} (MODEL_PRESETS['internlm2'])",
+        {"model_type": "internlm2", "hidden_size": 4096, "num_attention_heads": 32,
+         "max_position_embeddings": 32768, "rope_scaling": None, "rope_theta": 1000000},
+        ("internlm2", "default", 128, 128, 1e6, None)),
+    "InternLM2.5-7B": (
+        f"{MLC} (MODEL_PRESETS['internlm2_5_7b'])",
+        {"model_type": "internlm2", "hidden_size": 4096, "num_attention_heads": 32,
+         "max_position_embeddings": 32768, "rope_scaling": {"type": "dynamic", "factor": 2.0},
+         "rope_theta": 1000000}, ("internlm2", "dynamic", 128, 128, 1e6, 2.0)),
+    "MiniCPM-2B-128k": (
+        f"{MLC} (MODEL_PRESETS['minicpm_2b'])",
+        {"model_type": "minicpm", "hidden_size": 2304, "num_attention_heads": 36,
+         "max_position_embeddings": 65536, "rope_scaling": {"type": "dynamic", "factor": 4.0},
+         "rope_theta": 1000000.0}, ("minicpm", "dynamic", 64, 64, 1e6, 4.0)),
+    "MiniCPM-MoE-8x2B": (
+        f"{MLC} (MODEL_PRESETS['minicpm-moe-8x2b'])",
+        {"model_type": "minicpm", "hidden_size": 2304, "num_attention_heads": 36,
+         "rope_scaling": None}, ("minicpm", "default", 64, 64, 1e4, None)),
+    "Orion-14B": (
+        f"{MLC} (MODEL_PRESETS['orion'])",
+        {"model_type": "orion", "hidden_size": 5120, "num_attention_heads": 40,
+         "rope_scaling": None, "rope_theta": 10000.0}, ("orion", "default", 128, 128, 1e4, None)),
+    "Phi-3.5-vision": (
+        f"{MLC} (MODEL_PRESETS['phi-3_5-vision'])",
+        {"model_type": "phi3_v", "hidden_size": 3072, "num_attention_heads": 32,
+         "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+         "rope_scaling": FACTORS, "rope_theta": 10000.0},
+        ("phi3", "longrope", 96, 96, 1e4, 32.0)),
+    "InternVL2-2B": (
+        f"{SOPHGO}@521bb09e models/InternVL2/compile/files/InternVL2-2B/config.json",
+        {"model_type": "internvl_chat", "llm_config": {
+            "architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2",
+            "hidden_size": 2048, "num_attention_heads": 16, "max_position_embeddings": 512,
+            "rope_scaling": {"factor": 2.0, "type": "dynamic"}, "rope_theta": 1000000}},
+        ("internlm2", "dynamic", 128, 128, 1e6, 2.0)),
+    "InternVL2-4B": (
+        f"{SOPHGO}@b2af6139 models/InternVL2/compile/files/InternVL2-4B/config.json",
+        {"model_type": "internvl_chat", "llm_config": {
+            "architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 3072,
+            "num_attention_heads": 32, "max_position_embeddings": 512,
+            "original_max_position_embeddings": 512, "rope_scaling": FACTORS,
+            "rope_theta": 10000.0}}, ("phi3", "longrope", 96, 96, 1e4, 1.0)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(RELEASED))
+def test_released_configs_of_served_families(name):
+    _, config, expected = RELEASED[name]
+    if isinstance(expected, str):
+        with pytest.raises(NotImplementedError, match=expected):
+            rope_spec(config)
+        return
+    spec = rope_spec(config)
+    got = (spec.model_type, spec.rope_type, spec.head_dim, spec.rotary_dim, spec.base, spec.factor)
+    assert got == expected

@@ -169,8 +169,11 @@ def keys_read_by() -> dict[str, dict[str, list[str]]]:
 
 # RoPE-related keys of configs that run custom code (not transformers): known, not implemented.
 NOT_IMPLEMENTED_KEYS = {
-    "use_dynamic_ntk": "Qwen (1.x) custom-code dynamic NTK",
-    "use_logn_attn": "Qwen (1.x) custom-code log-n attention scaling",
+    "use_dynamic_ntk": "Qwen-1's dynamic NTK: past seq_length tokens its modeling_qwen.py raises "
+    "the base per call by alpha ** (d / (d - 2)), alpha = 2 ** ceil(log2(L / seq_length) + 1) - "
+    "1; vLLM does not implement it and serves plain RoPE, the same within seq_length",
+    "use_logn_attn": "Qwen-1's log-n attention: its modeling_qwen.py scales the query at "
+    "position t > seq_length by log(t) / log(seq_length); vLLM does not implement it",
     "rope_scaling_type": "a custom-code scaling switch",
 }
 
