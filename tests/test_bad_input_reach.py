@@ -224,3 +224,43 @@ def test_axial_frequencies_and_pair_axes_refuse_impossible_widths():
             split(-3)
         with pytest.raises(TypeError, match="pairs"):
             split(2.5)
+
+
+# --------------------------------------------------------------------------- words and values
+
+
+def test_hunyuan_ntk_alpha_below_one_is_read_as_its_code_reads_it():
+    """HunYuan's NTK-alpha 0.5 gives the smaller base rope_theta * alpha ** (d / (d - 2))."""
+    config = {
+        "model_type": "hunyuan_v1_dense",
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "head_dim": 128,
+        "rope_scaling": {"type": "dynamic", "alpha": 0.5, "factor": 1.0},
+    }
+    spec = rope_spec(config)
+    base = 10000.0 * 0.5 ** (128 / 126)
+    assert torch.allclose(
+        spec.inv_freq, base ** -(torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+    )
+    with pytest.raises(ValueError, match="alpha=1e.308 makes the base"):
+        rope_spec({**config, "rope_scaling": {"type": "dynamic", "alpha": 1e308, "factor": 1.0}})
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.hunyuan_v1_dense import modeling_hunyuan_v1_dense as hunyuan
+
+    hf = transformers.HunYuanDenseV1Config(**{k: v for k, v in config.items() if k != "model_type"})
+    theirs = hunyuan.HunYuanDenseV1RotaryEmbedding(hf).inv_freq.double()
+    assert torch.allclose(spec.inv_freq, theirs, rtol=1e-6)
+
+
+def test_falcon_rw_with_alibi_says_alibi():
+    """Falcon-RW (RefinedWebModel) with alibi: its code adds ALiBi before the 1/sqrt(d) scale."""
+    from posenc_ref.encodings import positional_encoding
+    from posenc_ref.models import NoRopeError
+
+    config = {"model_type": "RefinedWebModel", "hidden_size": 4544, "n_head": 71, "alibi": True}
+    with pytest.raises(NoRopeError, match="ALiBi attention biases"):
+        rope_spec(config)
+    encoding = positional_encoding(config)
+    assert encoding.kind == "alibi" and encoding.num_heads == 71
+    assert encoding.logit_scale == pytest.approx(1 / 8)
