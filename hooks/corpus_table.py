@@ -1,11 +1,16 @@
-"""The model zoo's section on released configs, from the corpus test's committed results.
+"""The model zoo's sections on released configs and on the architectures vLLM serves.
 
 ``docs/models.md`` calls :func:`render` in a ``markdown-exec`` block: it reads
 ``tests/data/real_configs_status.json`` (written by ``python -m tests.corpus --write`` and kept
 honest by ``tests/test_real_configs.py``, whose expected failures are strict) and returns HTML:
 the counts, one row per ``model_type`` with its files' verdicts, and every file that does not
 agree with the reason (for a refusal, the feature posenc_ref does not implement). Nothing is
-computed here.
+computed for it here.
+
+:func:`render_vllm` lists every architecture of vLLM's registry
+(``tests/data/vllm_architectures.json``) with what posenc_ref says of a config that names only
+it (``tests/vllm_reading.py``: read at build time, checked by
+``tests/test_vllm_architectures.py``).
 """
 
 from __future__ import annotations
@@ -75,3 +80,64 @@ def render(status: dict | None = None) -> str:
             )
         parts.append("</ul>")
     return "\n".join(parts)
+
+
+# what the reader says, in the table's words
+OUTCOMES = {
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+    "learned": "learned table",
+    "nope": "no positions",
+    "not implemented": "refused: a feature",
+    "needs its language model's config": "wrapper: its sub-config decides",
+    "refused": "refused: this config",
+    "unknown": "not identified",
+}
+
+
+def render_vllm() -> str:
+    """Every architecture of vLLM's two tables: the family read, and what the reader says."""
+    from collections import Counter
+
+    from tests.vllm_reading import reading, registry
+
+    data = registry()
+    rows, counts = [], Counter()
+    for entry in data["architectures"]:
+        got = reading(entry["architecture"])
+        where = "0002bff" if entry["in_0002bff"] else "0.33.0"
+        counts[(where, got["outcome"])] += 1
+        text = _why(got["text"])
+        if got["outcome"] == "unknown":
+            text = "no row of posenc_ref's reads this architecture's family yet"
+        elif got["outcome"] == "refused":  # the reader's own words, without the wrapper's
+            text = text.split("refused this config: ", 1)[-1]
+        if len(text) > 160:
+            text = text[:157].rsplit(" ", 1)[0] + " ..."
+        rows.append(
+            f"<tr><td><code>{html.escape(entry['architecture'])}</code></td>"
+            f"<td>{html.escape(entry['table'])}</td><td>{where}</td>"
+            f"<td>{html.escape(str(got['family'] or '–'))}</td>"
+            f"<td>{html.escape(OUTCOMES[got['outcome']])}</td>"
+            f"<td>{html.escape(text)}</td></tr>"
+        )
+    old = sum(n for (w, _), n in counts.items() if w == "0002bff")
+    unknown = {w: counts[(w, "unknown")] for w in ("0002bff", "0.33.0")}
+    new = sum(n for (w, _), n in counts.items() if w == "0.33.0")
+    head = (
+        f"<p>{old} architectures in the text-generation and multimodal tables of vLLM's "
+        f"registry at commit <code>{data['commit'][:12]}</code>, and {new} that vLLM 0.33.0 "
+        f"adds: identified from <code>architectures</code> alone, {old - unknown['0002bff']} of "
+        f"{old} and {new - unknown['0.33.0']} of {new}. Each row is what "
+        "<code>positional_encoding</code> answers for a config naming only the architecture, "
+        "with a Llama-7B's widths and <code>rope_theta</code>.</p>"
+    )
+    table = (
+        '<details class="note"><summary>Every architecture, and what the reader says</summary>'
+        '<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table><thead><tr>'
+        "<th>architecture</th><th>table</th><th>registry</th><th>family read</th>"
+        "<th>reader</th><th>what it says</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div></div></details>"
+    )
+    return head + table

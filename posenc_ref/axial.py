@@ -56,6 +56,8 @@ from ._tensor_checks import (
     check_tensor,
 )
 from .rope import apply_rope
+from .values import MAX_AXIAL_DIM as MAX_DIM
+from .values import _check_axial_dim as check_axial_dim
 from .values import axial_inv_freq_values
 
 __all__ = [
@@ -86,12 +88,8 @@ AXES = ("row", "column")
 
 
 def _check_axial_dim(dim: object) -> int:
-    dim = check_int("dim", dim, minimum=1)
-    if dim % 4:
-        raise ValueError(
-            f"dim must be a positive multiple of 4 (d/4 rotary pairs per axis), got {dim!r}"
-        )
-    return dim
+    """A rotated width: a multiple of 4 in ``[4, 2**20]`` (the check of the scalar rules)."""
+    return check_axial_dim(dim)
 
 
 # --------------------------------------------------------------------------- frequencies
@@ -140,12 +138,22 @@ def _floats(values: list[float]) -> torch.Tensor:
 
 def rows_first(pairs: int) -> torch.Tensor:
     """The first half of the pairs to the row (0), the second to the column (1): ``(pairs,)``."""
+    pairs = _check_pairs(pairs)
     return torch.arange(pairs) >= pairs // 2
 
 
 def columns_first(pairs: int) -> torch.Tensor:
     """The first half of the pairs to the column (1), the second to the row (0): ``(pairs,)``."""
+    pairs = _check_pairs(pairs)
     return torch.arange(pairs) < pairs // 2
+
+
+def _check_pairs(pairs: object) -> int:
+    """A pair count: an integer in ``[0, MAX_DIM // 2]``."""
+    pairs = check_int("pairs", pairs, minimum=0)
+    if pairs > MAX_DIM // 2:
+        raise ValueError(f"pairs must be at most 2**19 (half a head of 2**20), got {pairs!r}")
+    return pairs
 
 
 # --------------------------------------------------------------------------- grid positions

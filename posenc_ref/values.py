@@ -255,8 +255,15 @@ def mrope_counts(mrope_section: object, rows: tuple[str, ...]) -> tuple[int, ...
 # --------------------------------------------------------------------------- axial RoPE
 
 
+# Head widths past this are no vision tower's; refusing them keeps 2**40 from asking the
+# allocator for its table (the largest towers rotate heads of a few hundred coordinates).
+MAX_AXIAL_DIM = 2**20
+
+
 def _check_axial_dim(dim: object) -> int:
     dim = check_int("dim", dim, minimum=1)
+    if dim > MAX_AXIAL_DIM:
+        raise ValueError(f"dim must be at most 2**20 (a vision tower's head width), got {dim!r}")
     if dim % 4:
         raise ValueError(
             f"dim must be a positive multiple of 4 (d/4 rotary pairs per axis), got {dim!r}"

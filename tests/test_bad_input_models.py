@@ -402,9 +402,11 @@ def test_layer_specs_refuses_what_rope_spec_refuses():
 
 
 def test_layers_the_config_does_not_list_are_unknown_not_empty():
-    """SmolLM3 without a layer count: the RoPE is known, which layers skip it is not (None)."""
+    """Without a layer count: SmolLM3Config's default (36 layers); no class: unknown (None)."""
     spec = rope_spec({"model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16})
-    assert spec.nope_layers is None and spec.layers is None
+    assert spec.nope_layers == tuple(range(3, 36, 4))
+    plamo = rope_spec({"model_type": "plamo2", "hidden_size_per_head": 128, "mamba_step": 2})
+    assert plamo.nope_layers is None and plamo.layers is None
     listed = rope_spec({"model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16,
                         "num_hidden_layers": 8})  # fmt: skip
     assert listed.nope_layers == (3, 7)

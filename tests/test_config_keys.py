@@ -194,17 +194,28 @@ def test_dual_chunk_attention_config_is_noted_with_the_engines_that_apply_it():
     assert "vLLM and SGLang" in note and "253952" in note
 
 
-def test_a_text_config_repeating_the_top_level_rope_is_compared_by_meaning():
-    """Qwen2.5-VL: the text part's rope_scaling adds "rope_type": "default" to "type": "mrope"."""
+def test_a_wrappers_top_level_rope_is_not_its_language_models():
+    """Qwen2.5-VL, LLaVA: transformers builds the language model from text_config alone.
+
+    The wrapper's own top-level RoPE keys are not read (a note says so), whatever they say; the
+    config object transformers builds agrees.
+    """
     scaling = {"type": "mrope", "mrope_section": [16, 24, 24]}
-    config = {"model_type": "qwen2_5_vl", "rope_scaling": scaling, "rope_theta": 1e6,
+    other = {**scaling, "mrope_section": [16, 16, 32]}
+    config = {"model_type": "qwen2_5_vl", "rope_scaling": other, "rope_theta": 5.0,
               "text_config": {"model_type": "qwen2_5_vl_text", "hidden_size": 3584,
                               "num_attention_heads": 28, "rope_theta": 1e6,
                               "rope_scaling": {**scaling, "rope_type": "default"}}}  # fmt: skip
-    assert rope_spec(config).mrope_section == (16, 24, 24)
-    other = {**config, "rope_scaling": {**scaling, "mrope_section": [16, 16, 32]}}
-    with pytest.raises(ValueError, match="inconsistent rope_scaling"):
-        rope_spec(other)
+    spec = rope_spec(config)
+    assert spec.mrope_section == (16, 24, 24) and spec.base == 1e6
+    assert any("not read: rope_theta = 5.0 at the top level" in note for note in spec.notes)
+    built = as_object(config).get_text_config()
+    assert built.rope_parameters["rope_theta"] == 1e6
+    assert built.rope_parameters["mrope_section"] == [16, 24, 24]
+    llava = {"model_type": "llava", "rope_theta": 1.0,
+             "text_config": {"model_type": "llama", "rope_theta": 500000.0}}  # fmt: skip
+    assert rope_spec(llava).base == 500000.0
+    assert as_object(llava).get_text_config().rope_parameters["rope_theta"] == 500000.0
 
 
 def test_esm1b_learned_positions_are_read_as_its_code_numbers_them():

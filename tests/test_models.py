@@ -259,12 +259,16 @@ def test_unknown_family_needs_a_layout():
 
 
 def test_every_family_says_where_its_layout_comes_from():
-    from posenc_ref.models.families import REMOTE
+    from posenc_ref.models.families import REMOTE, SERVED
 
     for name, family in FAMILIES.items():
         if name in REMOTE:  # remote code: the repository, then the file in it
             owner_repo, path = family.source.split(" ", 2)[:2]
             assert owner_repo.count("/") == 1 and ".py" in path, name
+        elif name in SERVED:  # vLLM's model file, or the model's own (repository@commit path)
+            first, path = family.source.split(" ", 2)[:2]
+            vllm = first == "vLLM" and path.startswith("0.")
+            assert vllm or ("@" in first and first.count("/") == 1 and ".py" in path), name
         else:
             assert family.source.startswith("modeling_"), name
 
@@ -349,7 +353,7 @@ LLAMA = {"model_type": "llama", "head_dim": 64, "max_position_embeddings": 4096}
         ({"model_type": "my_model", "head_dim": 64}, {}, ValueError, "layout="),
         ({"model_type": "mamba"}, {}, ValueError, "uses no RoPE"),
         ({"model_type": "glm4", "head_dim": 64}, {"layout": "half"}, ValueError, "interleaved"),
-        ({"model_type": "llama"}, {}, ValueError, "head_dim"),
+        ({"model_type": "orion"}, {}, ValueError, "head_dim"),  # a remote family: no class
         ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 3}, {},
          ValueError, "hidden_size"),
         ({**LLAMA, "partial_rotary_factor": 0.01}, {}, ValueError, "partial_rotary_factor"),
@@ -714,7 +718,9 @@ def test_layer_specs_lists_every_layer():
     assert gemma[0] is gemma[4] and gemma[0] is not gemma[5]
     smol = layer_specs(released_config("SmolLM3-3B (NoPE layers)"))
     assert [s is None for s in smol] == [False, False, False, True] * 9
-    assert len(layer_specs({"model_type": "llama", "head_dim": 64})) == 1  # no layer count
+    # no layer count: LlamaConfig's default, 32; a family without a config class: one entry
+    assert len(layer_specs({"model_type": "llama", "head_dim": 64})) == 32
+    assert len(layer_specs({"model_type": "my_model", "head_dim": 64}, layout="half")) == 1
 
 
 def test_layer_specs_copies_a_config_object_once():
@@ -753,7 +759,7 @@ def test_layer_specs_copies_a_config_object_once():
 
 # The modules of posenc_ref.models that rope_spec's steps live in, in the order it calls them.
 READER_STEPS = (
-    "posenc_ref.models._config",
+    "posenc_ref.models._language",
     "posenc_ref.models.families",
     "posenc_ref.models.family",
     "posenc_ref.models._rope_dict",
@@ -864,13 +870,14 @@ def test_the_family_table_is_one_table_of_disjoint_files():
         MLA_VARIANTS,
         NOT_IMPLEMENTED_ROWS,
         REMOTE,
+        SERVED,
         WITHOUT_ROPE,
         merged,
     )
     from posenc_ref.models.traits import Clockwise
 
     files = (CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, COMPRESSED, REMOTE,
-             NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA)  # fmt: skip
+             NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA, SERVED)  # fmt: skip
     assert sum(len(rows) for rows in files) == len(FAMILIES)
     assert all(FAMILIES[name] is row for rows in files for name, row in rows.items())
     with pytest.raises(ValueError, match=r"\['llama'\] have rows in two files"):
@@ -879,5 +886,5 @@ def test_the_family_table_is_one_table_of_disjoint_files():
         Family(traits=(Clockwise(), Clockwise()))
     # the views are views: every name in them is a row
     assert set(NO_ROPE) | set(NOT_IMPLEMENTED) | set(ENCODING_FAMILIES) <= set(FAMILIES)
-    # remote-code families refused for a feature keep their row beside the other remote ones
-    assert set(NOT_IMPLEMENTED) - set(REMOTE) == set(NOT_IMPLEMENTED_ROWS)
+    # remote-code and served families refused for a feature keep their row beside the others
+    assert set(NOT_IMPLEMENTED) - set(REMOTE) - set(SERVED) == set(NOT_IMPLEMENTED_ROWS)

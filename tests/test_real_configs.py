@@ -129,3 +129,33 @@ def test_inspect_on_the_command_line():
     )
     assert done.returncode == 0, done.stderr
     assert "rope_type 'llama3', base 500000" in done.stdout
+
+
+@pytest.mark.skipif(not FILES, reason=ABSENT)
+def test_every_file_reads_the_same_with_and_without_transformers():
+    """``inspect`` (text and --json) on every file: transformers imported, and transformers hidden.
+
+    The reader takes a class's defaults, a wrapper's language model and an architecture's family
+    from the committed ``class_data.json``, never from the installed transformers: both give the
+    same words and numbers.
+    """
+    import contextlib
+    import io
+
+    pytest.importorskip("transformers")
+    from posenc_ref.__main__ import main
+    from tests.test_reader_without_tensors import _run
+
+    paths = [str(p) for p in FILES]
+    hidden = _run(("transformers",), "", paths)["readings"]
+    here = {}
+    for path in paths:
+        for flags in ([], ["--json"]):
+            text, errors = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(text), contextlib.redirect_stderr(errors):
+                code = main(["inspect", path, *flags])
+            here[" ".join([path, *flags])] = [code, text.getvalue(), errors.getvalue()]
+    assert "transformers" in sys.modules
+    differ = [k for k, v in hidden.items() if here[k] != v]
+    assert not differ, f"{len(differ)} readings differ, the first: {differ[0]}"
+    assert sum(v[0] == 0 for v in here.values()) > 0.9 * len(here)

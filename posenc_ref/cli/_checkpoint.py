@@ -54,15 +54,21 @@ def read_checkpoint_tensor(argument: str) -> tuple[torch.Tensor, str]:
         )
     if suffix == ".npy":
         try:
-            return torch.from_numpy(np.load(path, allow_pickle=False)), str(path)
+            array = np.load(path, allow_pickle=False)
         except (ValueError, OSError) as error:
             raise CheckpointError(f"--lerope-alpha {path}: not a readable .npy ({error})") from None
+        if array.dtype.kind != "f":
+            raise CheckpointError(
+                f"--lerope-alpha {path}: the .npy holds {array.dtype} values, not floating ones"
+            )
+        # torch takes the machine's byte order only: a big-endian file is converted first
+        return torch.from_numpy(array.astype(array.dtype.newbyteorder("="))), str(path)
     if suffix in (".pt", ".pth", ".bin"):
         return _from_torch(path)
     if suffix == ".json":
         try:
             values = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, OSError) as error:
+        except (ValueError, OSError, RecursionError) as error:
             raise CheckpointError(f"--lerope-alpha {path}: not readable JSON ({error})") from None
         return torch.tensor(_numbers(values, path), dtype=torch.float64), str(path)
     raise CheckpointError(
@@ -76,7 +82,13 @@ def _numbers(values: object, path: Path) -> list[float]:
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
     ):
         raise CheckpointError(f"--lerope-alpha {path}: the JSON must be a list of numbers")
-    return [float(v) for v in values]
+    try:
+        numbers = [float(v) for v in values]
+    except OverflowError:
+        numbers = [math.inf]
+    if not all(math.isfinite(v) for v in numbers):
+        raise CheckpointError(f"--lerope-alpha {path}: the JSON's numbers must be finite floats")
+    return numbers
 
 
 def _from_folder(folder: Path) -> tuple[torch.Tensor, str]:
@@ -102,6 +114,13 @@ def _from_folder(folder: Path) -> tuple[torch.Tensor, str]:
 
 def _from_safetensors(path: Path, *, required: bool) -> tuple[torch.Tensor, str] | None:
     """The tensor from a safetensors file, reading its header and the tensor's bytes only."""
+    try:
+        return _read_safetensors(path, required)
+    except OSError as error:  # a shard that is a broken link, unreadable, removed meanwhile
+        raise CheckpointError(f"--lerope-alpha {path}: cannot be read ({error})") from None
+
+
+def _read_safetensors(path: Path, required: bool) -> tuple[torch.Tensor, str] | None:
     with path.open("rb") as f:
         head = f.read(8)
         if len(head) < 8:
@@ -111,7 +130,7 @@ def _from_safetensors(path: Path, *, required: bool) -> tuple[torch.Tensor, str]
             raise CheckpointError(f"--lerope-alpha {path}: a header of {length} bytes is not one")
         try:
             header = json.loads(f.read(length))
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise CheckpointError(f"--lerope-alpha {path}: unreadable header ({error})") from None
         if not isinstance(header, dict):
             raise CheckpointError(f"--lerope-alpha {path}: the header is not a JSON object")
@@ -126,20 +145,35 @@ def _from_safetensors(path: Path, *, required: bool) -> tuple[torch.Tensor, str]
                 )
             return None
         entry = tensors[name]
+        if not isinstance(entry, dict):
+            raise CheckpointError(
+                f"--lerope-alpha {path}: tensor {name}'s header entry is not an object"
+            )
         code, shape = entry.get("dtype"), entry.get("shape")
         offsets = entry.get("data_offsets")
-        if code not in DTYPES or not isinstance(shape, list) or len(shape) != 1:
+        if (
+            code not in DTYPES
+            or not isinstance(shape, list)
+            or len(shape) != 1
+            or not (isinstance(shape[0], int) and not isinstance(shape[0], bool) and shape[0] >= 0)
+        ):
             raise CheckpointError(
                 f"--lerope-alpha {path}: tensor {name} is {code} of shape {shape}; expected one "
                 "row of floating values (F32, BF16, F16 or F64)"
             )
         size = np.dtype(DTYPES[code]).itemsize
+        end = path.stat().st_size - 8 - length  # the data's bytes
         if (
             not isinstance(offsets, list) or len(offsets) != 2
-            or not all(isinstance(o, int) for o in offsets)
+            or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
             or offsets[1] - offsets[0] != math.prod(shape) * size or offsets[0] < 0
+            or offsets[1] > end
         ):  # fmt: skip
-            raise CheckpointError(f"--lerope-alpha {path}: tensor {name} has bad data_offsets")
+            raise CheckpointError(
+                f"--lerope-alpha {path}: tensor {name} has bad data_offsets {offsets!r:.80} "
+                f"(two integers within the file's {end} data bytes, {math.prod(shape) * size} "
+                "apart)"
+            )
         f.seek(8 + length + offsets[0])
         data = f.read(offsets[1] - offsets[0])
     if len(data) != offsets[1] - offsets[0]:

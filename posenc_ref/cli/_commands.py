@@ -73,6 +73,12 @@ def inspect_cache(args: argparse.Namespace, read_path: Callable[[Path], Any]) ->
 
     wheres = [Where.parse(text) for text in args.where]  # ValueError: refused by the caller
     cache = hub_cache()
+    if cache.exists() and not cache.is_dir():
+        raise ValueError(
+            f"the Hugging Face cache {cache} is a file, not a folder (HF_HUB_CACHE, "
+            "HUGGINGFACE_HUB_CACHE, HF_HOME or XDG_CACHE_HOME names it): point it at the hub "
+            "cache folder"
+        )
     rows = filtered(scan(read_path, cache), wheres)
     if args.json:
         print(dumps(envelope("inspect", cache=str(cache), models=[r.as_json() for r in rows])))
@@ -92,6 +98,9 @@ def inspect_cache(args: argparse.Namespace, read_path: Callable[[Path], Any]) ->
 
 
 # --------------------------------------------------------------------------- compare
+
+# Positions and lengths compare takes: int64 positions, float64 angles (exact integers below).
+MAX_POSITION = 2**53
 
 
 def add_compare(commands: argparse._SubParsersAction) -> None:
@@ -142,6 +151,11 @@ def positions_of(text: str | None) -> list[int] | None:
         ) from None
     if not positions or min(positions) < 0:
         raise ValueError(f"--at {text}: give one or more positions >= 0")
+    if max(positions) >= MAX_POSITION:
+        raise ValueError(
+            f"--at {text}: positions must be below 2**53 (positions are int64, and angles are "
+            "float64 products)"
+        )
     return positions
 
 
@@ -149,8 +163,10 @@ def run_compare(args: argparse.Namespace, read: Reader) -> tuple[dict, str]:
     """The comparison as JSON-ready data and as text."""
     from ._compare import compare_specs, pairs_of
 
-    if args.context is not None and args.context < 1:
-        raise ValueError(f"--context {args.context}: the original context must be >= 1")
+    if args.context is not None and not 1 <= args.context < MAX_POSITION:
+        raise ValueError(
+            f"--context {args.context}: the original context must be >= 1 and below 2**53"
+        )
     positions = positions_of(args.at)
     sides = {}
     for name, argument in (("a", args.a), ("b", args.b)):
@@ -165,6 +181,12 @@ def run_compare(args: argparse.Namespace, read: Reader) -> tuple[dict, str]:
         },
     )
     document["layers"], document["notes"] = [], []
+    if ea.kind != "rope" and eb.kind != "rope":
+        raise ValueError(
+            f"nothing to compare: A ({ea.model_type}) uses {ea.kind} positions and B "
+            f"({eb.model_type}) {eb.kind}; compare compares the angles of two RoPEs (inspect "
+            "describes each)"
+        )
     if ea.kind != "rope" or eb.kind != "rope":
         document["notes"].append(
             f"A uses {ea.kind} positions and B {eb.kind}: only two RoPEs have angles to compare"

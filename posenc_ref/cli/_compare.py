@@ -238,12 +238,20 @@ def compare_specs(
     Parameters
     ----------
     a, b
-        :class:`~posenc_ref.models.RopeSpec`.
+        :class:`~posenc_ref.models.RopeSpec` (anything else is a ``TypeError`` naming it).
     context
         :math:`L_0`; default the smaller ``original_max_len`` (else ``max_len``) of the two.
     positions
         Positions past :math:`L_0`; default ``2 L0`` and each side's ``max_len - 1`` beyond it.
     """
+    from ..models import RopeSpec
+
+    for name, spec in (("a", a), ("b", b)):
+        if not isinstance(spec, RopeSpec):
+            raise TypeError(
+                f"{name} must be a RopeSpec (posenc_ref.models.rope_spec of a config), got "
+                f"{type(spec).__name__}"
+            )
     out: dict[str, Any] = {
         "layer_type_a": a.layer_type,
         "layer_type_b": b.layer_type,

@@ -37,7 +37,9 @@ from typing import Any
 
 from ..models import FAMILIES
 from ..models._config import plain, shown
-from ..models.families import instead, language_of, row_of
+from ..models._language import language_of
+from ..models._rope_dict import per_layer_type_only
+from ..models.families import instead, row_of
 from ..models.family import Family
 from ..models.sparse_traits import NamedTables
 from ..models.traits import ConfigClass, LocalBase, ScaledType, SwitchedBy
@@ -242,6 +244,8 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
             return tuple(dict.fromkeys(types))
     if rope is None and config.get("rope_scaling") is None:
         rope = row.rope if row is not None else None
+    if isinstance(rope, Mapping):  # entries beside the layer types' dicts are read by no layer
+        rope = per_layer_type_only(dict(rope), config)
     if (
         isinstance(rope, Mapping)
         and any(isinstance(v, Mapping) for v in rope.values())
@@ -249,8 +253,8 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
     ):
         return tuple(str(key) for key, value in rope.items() if value is not None)
     local = row.trait(LocalBase) if row is not None else None
-    if local is not None and config.get(local.key) is not None:  # Gemma 3's older form
-        return ("sliding_attention", "full_attention")
+    if local is not None and isinstance(row.theta, Mapping):  # Gemma 3's older form, which
+        return ("sliding_attention", "full_attention")  # gives both types a base, given or not
     return ()
 
 

@@ -62,12 +62,18 @@ def with_learned_scales(spec: RopeSpec, family: Family, alpha: Any) -> RopeSpec:
         f"given ({trait.tensor}); exp(alpha) ranges over [{float(scales.min()):.6g}, "
         f"{float(scales.max()):.6g}]"
     )
+    indexer = spec.indexer
+    if indexer is not None:  # its indexer rotates with the layer's scaled cos and sin
+        indexer = replace(indexer, inv_freq_values=tuple(
+            w * s for w, s in zip(indexer.inv_freq_values, scales.tolist(), strict=True)
+        ), freq_scales=scales)  # fmt: skip
     return replace(
         spec,
         inv_freq_values=tuple(
             w * s for w, s in zip(spec.inv_freq_values, scales.tolist(), strict=True)
         ),
         freq_scales=scales,
+        indexer=indexer,
         notes=(*spec.notes, note, SOFTMAX_SCALING_NOTE),
     )
 

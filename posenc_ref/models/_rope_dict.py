@@ -77,6 +77,7 @@ def choose_rope(
     config: dict[str, Any], family: Family, model_type: str | None, layer_type: str | None
 ) -> ChosenRope:
     """The RoPE dict of ``layer_type`` (or the only one), checked against its type's keys."""
+    types_fit_layers(config)
     overrides = {}
     if layer_type is not None:
         overrides = layer_overrides(config, name("layer_type", layer_type))
@@ -91,12 +92,27 @@ def choose_rope(
                                      False)  # fmt: skip
     else:
         rope, layer_type = choose_layer_type(rope, top_theta, config, family, layer_type)
+    if nested and rope.get("partial_rotary_factor") is not None:
+        # transformers fills each layer type's dict from the top level (setdefault): a type's
+        # own partial_rotary_factor wins there (Laguna: 0.5 at the top, 1.0 for sliding layers)
+        config = {k: v for k, v in config.items() if k != "partial_rotary_factor"}
     rope = meaning(rope, family, "the RoPE dict")
     if family.trait(AlphaType) and rope["rope_type"] == "dynamic" and rope.get("alpha"):
         rope["rope_type"] = "ntk_alpha"  # HunYuan's static NTK-alpha
     kind = rope_type_of(rope, family, model_type)
     base = base_of(rope, config, family, model_type)
     return ChosenRope(config, rope, kind, base, layer_type, null_types, overrides, table)
+
+
+def types_fit_layers(config: Mapping[str, Any]) -> None:
+    """One layer type per layer: transformers' layer_type_validation refuses any other count."""
+    types, count = config.get("layer_types"), config.get("num_hidden_layers")
+    if isinstance(types, (list, tuple)) and isinstance(count, int) and not isinstance(count, bool):
+        if len(types) != count:
+            raise ValueError(
+                f"layer_types has {len(types)} entries but num_hidden_layers={count}: layer i "
+                "is of layer_types[i] (transformers refuses the config too)"
+            )
 
 
 def table_of(tables: NamedTables, config: Mapping[str, Any], layer_type: str | None) -> str:
@@ -158,8 +174,8 @@ def rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], 
     for key, value in (("rope_parameters", parameters), ("rope_scaling", scaling)):
         if value is not None and not isinstance(value, Mapping):
             raise TypeError(f"{key} must be a dict or null, got {shown(value)}")
-    parameters = copy(parameters, "rope_parameters") or {}
-    scaling = copy(scaling, "rope_scaling") or {}
+    parameters = per_layer_type_only(copy(parameters, "rope_parameters") or {}, config)
+    scaling = per_layer_type_only(copy(scaling, "rope_scaling") or {}, config)
     for key, given in (config.get(TOP_LEVEL) or {}).items():
         own = parameters if key == "rope_parameters" else scaling
         if meaning(own, family, f"text_config's {key}") != meaning(given, family, key):
@@ -194,6 +210,23 @@ def rope_dicts(config: dict[str, Any], family: Family) -> tuple[dict[str, Any], 
             real(key, config[key])  # a number, named by the key the config gives
             top_theta = same("rope_theta", top_theta, config[key], ("rope_theta", key))
     return rope, top_theta
+
+
+def per_layer_type_only(rope: dict[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """A RoPE dict keyed by the config's layer types, without the entries beside them.
+
+    transformers 5.23 reads ``rope_parameters[layer_type]`` wherever a key is one of the
+    config's ``layer_types`` (``nested_rope_parameter_keys``); an entry beside them
+    (``"original_max_position_embeddings": 4096`` next to ``full_attention`` and
+    ``sliding_attention``) is read by no layer. (A note says so: ``_unread.stray_rope_notes``.)
+    """
+    types = config.get("layer_types")
+    if not isinstance(types, (list, tuple)) or not rope:
+        return rope
+    nested = [k for k in rope if k in types and isinstance(rope[k], Mapping)]
+    if not nested or len(nested) == len(rope):
+        return rope
+    return {k: v for k, v in rope.items() if k in types}
 
 
 def choose_layer_type(

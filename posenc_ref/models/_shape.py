@@ -52,9 +52,12 @@ def shape_of(chosen: ChosenRope, family: Family, model_type: str | None) -> Shap
     # each, so the rotated part is rounded up to the next even width (transformers' validate_rope)
     rotary_dim = freq_dim + freq_dim % 2
     if rotary_dim > head_dim:  # transformers' validation: an even rotary dimension
+        key = family.head_dim_key
+        given = f"{key} = {freq_dim}" if freq_dim == head_dim else (
+            f"int({key} {head_dim} * partial_rotary_factor) = {freq_dim}")  # fmt: skip
         raise ValueError(
-            f"the rotary width {freq_dim} is odd and fills the head ({head_dim} coordinates): "
-            "RoPE rotates pairs, and transformers refuses it too"
+            f"{given}: the rotary width {freq_dim} is odd and fills the head ({head_dim} "
+            "coordinates): RoPE rotates pairs, and transformers refuses it too"
         )
     max_len, original = lengths_of(config, rope)
     layout, output_layout = layout_of(config, family)
@@ -88,13 +91,16 @@ def head_dim_of(
     key = family.head_dim_key
     per_type = family.trait(LayerHeadDims)
     if per_type is not None and layer_type in per_type.widths:
-        # a layer type with its own head width (Gemma 4's global layers): its key, else the
-        # per_layer_config override of head_dim, else the config class's default
-        # transformers 5.23 (Gemma4TextAttention): a per_layer_config override of head_dim
-        # wins over global_head_dim, which applies only without one
+        # a layer type with its own head width (Gemma 4's global layers). transformers 5.23's
+        # Gemma4TextConfig.__post_init__ writes global_head_dim (default 512) as a
+        # per_layer_config override of head_dim only where the config has no per_layer_config;
+        # where it has one, a layer's head_dim is its override, else head_dim
         own, default = per_type.widths[layer_type]
         if "head_dim" in overrides:
             return width("head_dim", overrides["head_dim"])
+        if "per_layer_config" in config:  # even an empty or null one: the class's kwargs hold it
+            value = config.get(key)
+            return width(key, value) if value is not None else default
         return width(own, config[own]) if config.get(own) is not None else default
     value = config.get(key)
     if value is not None:

@@ -29,7 +29,7 @@ def with_notes(spec: Any, config: Mapping[str, Any], row: Family, said: tuple[st
     """The spec with the notes of what the code ignores (refused where that contradicts it)."""
     notes = (*said, *spec.notes, *unread_notes(config, row, spec),
              *ignored_notes(config, row, spec), *engine_notes(config),
-             *unread_entries(config, row))  # fmt: skip
+             *unread_entries(config, row), *stray_rope_notes(config))  # fmt: skip
     return replace(spec, notes=notes) if notes else spec
 
 
@@ -45,6 +45,21 @@ def unread_entries(config: Mapping[str, Any], row: Family) -> tuple[str, ...]:
         f"no_rope_layers lists {len(listed)} entries for num_hidden_layers={count}: layer i "
         f"reads entry i, so the last {len(listed) - count} are never read (transformers accepts "
         "the config and ignores them too)",
+    )
+
+
+def stray_rope_notes(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Entries of a RoPE dict keyed by layer types that sit beside the types: read by no layer."""
+    rope, types = config.get("rope_parameters"), config.get("layer_types")
+    if not isinstance(rope, Mapping) or not isinstance(types, (list, tuple)):
+        return ()
+    nested = [k for k in rope if k in types and isinstance(rope[k], Mapping)]
+    stray = [k for k in rope if k not in types]
+    if not nested or not stray:
+        return ()
+    return (
+        f"not read: rope_parameters' {', '.join(stray)} beside its layer types' dicts "
+        f"({', '.join(nested)}): transformers reads rope_parameters[layer_type] only",
     )
 
 

@@ -11,7 +11,18 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ._config import layer_count, length, lookup
-from .traits import Aliases, ConfigClass, Defaults, Ignored, LayerTypes, Mla, Trait
+from .classes import with_class_defaults
+from .traits import (
+    Aliases,
+    ConfigClass,
+    Defaults,
+    Ignored,
+    LayerHeadDims,
+    LayerTypes,
+    LegacyKeys,
+    Mla,
+    Trait,
+)
 
 __all__ = ["Family", "ENCODINGS"]
 
@@ -24,6 +35,13 @@ T = TypeVar("T", bound=Trait)
 WIDTHS_AND_COUNTS = frozenset({"head_dim", "hidden_size", "num_attention_heads",
                                "num_key_value_heads", "num_hidden_layers",
                                "max_position_embeddings"})  # fmt: skip
+
+
+# Keys every family's reader reads that a config class may fill: widths and the layer count.
+# (max_position_embeddings stays as the file gives it: the RoPE types compare it with the
+# lengths of their own dict, and a class default is no statement of the file's.)
+CLASS_FILLED = frozenset({"hidden_size", "num_attention_heads", "num_hidden_layers",
+                          "head_dim"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -134,8 +152,34 @@ class Family:
         """Keys of the RoPE dict this family's code reads besides its type's."""
         return frozenset().union(*(trait.rope_keys for trait in self.traits))
 
-    def resolve(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        """The config with the family's names mapped to the standard ones and defaults filled."""
+    def class_reads(self) -> frozenset[str]:
+        """The keys this family's reader reads that its config class fills when absent."""
+        keys = set(CLASS_FILLED) | set(self.keys())
+        if self.trait(Mla) is not None:
+            keys.discard("head_dim")  # MLA's rope width is qk_rope_head_dim
+        legacy = self.trait(LegacyKeys)  # another name for a quantity the config may give:
+        keys -= set(legacy.by_key if legacy else ())  # its default would contradict it
+        for trait in self.traits:
+            if isinstance(trait, Aliases):  # the lengths stay as given, under any name
+                keys |= {own for std, own in trait.names.items() if std in CLASS_FILLED}
+            elif isinstance(trait, Defaults):
+                keys |= set(trait.values)
+            elif isinstance(trait, LayerHeadDims):
+                keys |= {key for key, _ in trait.widths.values()}
+        return frozenset(keys)
+
+    def resolve(self, config: Mapping[str, Any], model_type: str | None = None) -> dict[str, Any]:
+        """The config with the family's names mapped to the standard ones and defaults filled.
+
+        ``model_type``: the config class whose defaults fill the keys the config leaves out
+        (:mod:`posenc_ref.models.classes`); the row's own defaults follow.
+        """
+        if model_type is not None:
+            reads = self.class_reads()
+            if isinstance(config.get("layer_types"), (list, tuple)):
+                reads -= {"num_hidden_layers"}  # the layer count is the list's
+            reads -= {std for std, own in self.aliases.items() if lookup(config, own) is not None}
+            config, _ = with_class_defaults(config, model_type, reads)
         rewrite = self.trait(ConfigClass)
         out = rewrite.rule(config) if rewrite is not None else dict(config)
         ignored = self.trait(Ignored)

@@ -29,13 +29,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._config import CLASS_NOTES, language_config, plain, rotary_part, shown
+from ._config import CLASS_NOTES, plain, shown
+from ._language import language_of
 from ._layers import around_of, layer_count
 from ._learned import with_learned_scales
 from ._rope_dict import choose_rope, is_nested, rope_dicts
 from ._shape import shape_of
 from ._unread import with_notes
-from .families import PARTS, find_family, language_of, text_renamed
+from .families import find_family
 from .rope_types import TypeArgs, read_type
 from .sparse import with_sparse_parts
 from .spec import NoRopeError, RopeSpec
@@ -112,11 +113,9 @@ def rope_spec(
     >>> spec.head_dim, spec.rotary_dim, spec.layout, spec.rope_type
     (80, 32, 'half', 'default')
     """
-    top, held = rotary_part(config, PARTS)  # a wrapper's part that holds the rotary
-    given, model_type = language_config(top)
-    given, model_type, said = text_renamed(top, given, model_type)
+    given, model_type, said = language_of(config)  # a wrapper's language model, its family
     family, model_type = find_family(given, model_type, layout)
-    config = family.resolve(given)  # aliases, then the config class's defaults
+    config = family.resolve(given, model_type)  # names, then the config class's defaults
     said = (*said, *config.pop(CLASS_NOTES, ()))  # what a config class's rewrite ignored
     chosen = choose_rope(config, family, model_type, layer_type)
     shape = shape_of(chosen, family, model_type)
@@ -126,7 +125,7 @@ def rope_spec(
     around = around_of(chosen, family, read, shape.rotary_dim)
     spec = RopeSpec.from_steps(model_type, chosen, shape, read, around)
     spec = with_sparse_parts(spec, config, family)
-    spec = with_notes(spec, given, family, (*held, *said))  # what the code ignores: noted/refused
+    spec = with_notes(spec, given, family, said)  # what the code ignores: noted/refused
     return with_learned_scales(spec, family, lerope_alpha)
 
 
@@ -155,8 +154,8 @@ def layer_specs(
     # config (a quantized model's lists every module: 0.5 s a copy), so it is made a dict once.
     config = plain(config)
     text, model_type, _ = language_of(config)
-    family, _ = find_family(text, model_type, layout)
-    text = family.resolve(text)
+    family, key = find_family(text, model_type, layout)
+    text = family.resolve(text, key)
     types = text.get("layer_types")
     count = layer_count(text)
     if types is None:

@@ -20,6 +20,8 @@ key ``original_max_position_embeddings`` is the methods' ``original_max_len`` in
 from __future__ import annotations
 
 import inspect
+import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +183,16 @@ def _ntk_alpha(args: TypeArgs) -> TypeResult:
             "NTK-alpha on a partial rotary width: transformers' exponent uses head_dim, "
             "vLLM's the rotary width; no released config has it"
         )
+    exponent = args.rotary_dim / (args.rotary_dim - 2) if args.rotary_dim > 2 else 1.0
+    if math.log(args.base) + exponent * math.log(alpha) > math.log(sys.float_info.max):
+        raise ValueError(
+            f"alpha={alpha!r} makes the base rope_theta * alpha ** (d / (d - 2)) overflow a "
+            "float: no model's"
+        )
+    if alpha < 1:  # transformers' formula holds for any alpha > 0: here a smaller base
+        base = args.base * alpha**exponent
+        freqs = ScaledValues(inv_freq_values(args.rotary_dim, base), 1.0)
+        return TypeResult(freqs, None, alpha, args.original or args.max_len)
     scaling = {"method": "ntk_aware", "factor": alpha}
     return _result(scaling, args, alpha, args.original or args.max_len)
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._checks import check_int
-from ._config import length, shown
+from ._config import MAX_WIDTH, length, power_of_two, shown
 from .family import Family
 from .sparse_traits import Compressor, Indexer, ValuesAreKeys
 
@@ -213,6 +213,13 @@ def with_sparse_parts(spec: RopeSpec, config: Mapping[str, Any], family: Family)
         indexer.layer_types is None or spec.layer_type in indexer.layer_types
     ):
         changes["indexer"] = indexer_spec(spec, config, indexer)
+        shared = config.get("indexer_types")
+        if isinstance(shared, (list, tuple)) and "shared" in shared:
+            changes["notes"] = (
+                f"layers whose indexer_types entry is 'shared' ({shared.count('shared')} of "
+                f"{len(shared)}) run no lightning indexer: they reuse the keys the latest 'full' "
+                "layer's chose",
+            )
         if indexer.flag is not None and config.get(indexer.flag) is not None:
             value = config[indexer.flag]
             agrees = value is (indexer.layout == "interleaved")
@@ -243,6 +250,11 @@ def indexer_spec(spec: RopeSpec, config: Mapping[str, Any], indexer: Indexer) ->
     """The indexer's RoPE: the layer's frequencies on its own head, placement and layout."""
     key, default = indexer.width
     head = length(key, config[key]) if config.get(key) is not None else default
+    if head > MAX_WIDTH:  # no model's head; its table would not fit
+        raise ValueError(
+            f"{key} must be at most {power_of_two(MAX_WIDTH)} (the lightning indexer's head "
+            f"width), got {head}"
+        )
     rope = spec.rotary_dim
     if head < rope:
         raise ValueError(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..values import AXIAL_RULES, axial_inv_freq_values, axial_pair_axes_values
 from ._config import MAX_WIDTH, bounded_int, length, plain, real, shown
+from .classes import with_class_defaults
 
 if TYPE_CHECKING:  # tensors are built only when asked for (the properties import axial)
     import torch
@@ -84,7 +85,8 @@ def _qwen(module: str, width: str, **defaults: Any) -> VisionRow:
 VISION: dict[str, VisionRow] = {
     "pixtral": VisionRow(
         "pixtral", "hidden_size", ("num_attention_heads",), True, "rope_parameters",
-        {"hidden_size": 1024, "num_attention_heads": 16, "head_dim": 64, "rope_theta": 10_000.0,
+        # no head_dim: PixtralVisionConfig derives it, hidden_size // num_attention_heads
+        {"hidden_size": 1024, "num_attention_heads": 16, "rope_theta": 10_000.0,
          "patch_size": 16, "image_size": 1024},
         _INDICES + "; at most image_size // patch_size per side",
         "modeling_pixtral.py: PixtralVisionRotaryEmbedding.compute_axial_rope_parameters, and "
@@ -217,7 +219,7 @@ class AxialSpec:
         """``(rows, columns)`` of the largest image the config states, in patches, or None."""
         if self.image_size is None or self.patch_size is None:
             return None
-        side = self.image_size // self.patch_size
+        side = self.image_size // self.patch_size  # >= 1: axial_spec refuses a smaller image
         return side, side
 
     def positions(self, height: int, width: int) -> torch.Tensor:
@@ -228,12 +230,27 @@ class AxialSpec:
         """
         from ..axial import grid_positions
 
+        limit = self.max_grid
+        if limit is not None:
+            for name, value, most in (("height", height, limit[0]), ("width", width, limit[1])):
+                if isinstance(value, int) and not isinstance(value, bool) and value > most:
+                    raise ValueError(
+                        f"{name}={value} patches is past the largest grid the config states: "
+                        f"image_size {self.image_size} // patch_size {self.patch_size} = {most} "
+                        f"per side ({self.model_type}'s tower is built for at most that)"
+                    )
         return grid_positions(height, width, self.scheme, merge_size=self.merge_size)
 
     def apply(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """Rotate ``x`` ``(..., num_patches, head_dim)`` at ``positions`` (:meth:`positions`)."""
         from ..axial import apply_axial_rope
 
+        width = getattr(x, "shape", (None,))[-1] if getattr(x, "ndim", 0) else None
+        if width != self.head_dim:
+            raise ValueError(
+                f"x's last dimension must be the spec's head_dim {self.head_dim} "
+                f"({self.model_type}'s heads), got {width}"
+            )
         return apply_axial_rope(x, positions, base=self.base, scheme=self.scheme)
 
     def describe(self) -> str:
@@ -338,11 +355,21 @@ def axial_spec(config: Mapping[str, Any] | object) -> AxialSpec:
         )
     vision, kind, where = found
     row = VISION[kind]
-    given = {**row.defaults, **{k: v for k, v in vision.items() if v is not None}}
+    # the vision config class's defaults (class_data.json) where the file leaves a key out
+    filled, _ = with_class_defaults(
+        {k: v for k, v in vision.items() if v is not None}, kind, frozenset(row.defaults)
+    )
+    given = {**row.defaults, **filled}
     at = f"{where}." if where else ""
     head_dim = _head_dim(given, row, at, kind)
     merge = "spatial_merge_size" in row.defaults
-    has_image = "image_size" in row.defaults
+    patch = length(f"{at}patch_size", given["patch_size"])
+    image = length(f"{at}image_size", given["image_size"]) if "image_size" in row.defaults else None
+    if image is not None and image < patch:
+        raise ValueError(
+            f"{at}image_size={image} is smaller than {at}patch_size={patch}: the image holds no "
+            "patch"
+        )
     return AxialSpec(
         model_type=kind,
         scheme=row.scheme,
@@ -351,8 +378,8 @@ def axial_spec(config: Mapping[str, Any] | object) -> AxialSpec:
         base=_base(vision, row, at),
         grid=row.grid,
         merge_size=length(f"{at}spatial_merge_size", given["spatial_merge_size"]) if merge else 1,
-        patch_size=length(f"{at}patch_size", given["patch_size"]),
-        image_size=length(f"{at}image_size", given["image_size"]) if has_image else None,
+        patch_size=patch,
+        image_size=image,
         temporal_patch_size=(
             length(f"{at}temporal_patch_size", given["temporal_patch_size"]) if merge else None
         ),

@@ -21,8 +21,10 @@ MANIFEST = FOLDER / "MANIFEST.tsv"
 
 # Sizes beyond the sweep's TINY that released configs set and the tiny model cannot keep or
 # need not: Gemma 4's 8 experts per token (of the sweep's 4 experts), Llama 4 Maverick's
-# dense MLP of 16384 (slow on Llama 4's contiguous run of 8200 tokens).
-SIZES = {"top_k_experts": 2, "intermediate_size_mlp": 32}
+# dense MLP of 16384 (slow on Llama 4's contiguous run of 8200 tokens), Gemma 4 E-size's 20
+# layers that reuse an earlier layer's keys (the tiny prefix has fewer layers than that; a
+# shared layer reuses keys rotated exactly as its own would be, so none is shared).
+SIZES = {"top_k_experts": 2, "intermediate_size_mlp": 32, "num_kv_shared_layers": 0}
 
 # special.py's overrides that set a RoPE value: a released config gives its own.
 ROPE_OVERRIDES = {
@@ -77,6 +79,69 @@ class NoRope(Exception):
     """The family's text model holds no rotary class: its code uses no RoPE."""
 
 
+def _flat_text(raw: dict, text_type: str) -> dict:
+    """A flat wrapper's top-level text keys as its text_config, as its class read them once."""
+    wrapper = {k: raw[k] for k in ("model_type", "architectures", "vision_config") if k in raw}
+    text = {k: v for k, v in raw.items() if k not in wrapper}
+    return {**wrapper, "text_config": {**text, "model_type": text_type}}
+
+
+def _moved(raw: dict, key: str, inner: str | None, text_type: str | None) -> dict:
+    """The language model's sub-config moved to text_config (``inner``: a key inside it)."""
+    sub = raw[key] if inner is None else raw[key][inner]
+    out = {k: v for k, v in raw.items() if k != key}
+    return {**out, "text_config": {**sub, **({"model_type": text_type} if text_type else {})}}
+
+
+def _without_interleaved(raw: dict) -> dict:
+    rope = raw["text_config"].get("rope_scaling")
+    if isinstance(rope, dict):
+        raw["text_config"]["rope_scaling"] = {k: v for k, v in rope.items() if k != "interleaved"}
+    return raw
+
+
+# Released files in a layout transformers 5.23's config class no longer reads (it builds its
+# language model from defaults instead, silently): model_type -> (the key that marks the layout,
+# the file in the layout the class reads, why). The model's own code read them so (the readers'
+# notes cite it); transformers' modeling code is unchanged, so running it on the moved config
+# runs the family's code on the release's values.
+LEGACY = {
+    "glm4v": (
+        None,
+        lambda raw: _flat_text(raw, "glm4v_text"),
+        "flat GLM-4.1V: transformers 4.53's Glm4vConfig built text_config from the top level",
+    ),
+    "qwen3_asr": (
+        "thinker_config",
+        # the thinker's text model is Qwen3 with Qwen3-VL's interleaved M-RoPE (vLLM
+        # qwen3_asr.py: Qwen3ForCausalLM with mrope_section + mrope_interleaved): transformers'
+        # Qwen3-VL text model runs that rotation
+        # (Qwen3-Omni's "interleaved" key, which no modeling code reads, is dropped: Qwen3-VL's
+        # class does not list it among the RoPE keys it ignores)
+        lambda raw: _without_interleaved(
+            _moved(raw, "thinker_config", "text_config", "qwen3_vl_text")
+        ),
+        "Qwen3-ASR as released (thinker_config): its code and vLLM read thinker_config",
+    ),
+    "vibevoice": (
+        "decoder_config",
+        lambda raw: _moved(raw, "decoder_config", None, None),
+        "VibeVoice as released (decoder_config): its code and vLLM read decoder_config",
+    ),
+}
+
+
+def legacy(raw: dict) -> tuple[dict, str | None]:
+    """``(the file in the layout transformers 5.23 reads, why)``; the file itself where it is."""
+    entry = LEGACY.get(raw.get("model_type"))
+    if entry is None or "text_config" in raw:
+        return raw, None
+    marker, convert, why = entry
+    if marker is not None and not isinstance(raw.get(marker), dict):
+        return raw, None
+    return convert(copy.deepcopy(raw)), why
+
+
 def resolve(raw: dict) -> Resolved:
     """The config object transformers builds from ``raw``, as ``from_pretrained`` would.
 
@@ -88,6 +153,7 @@ def resolve(raw: dict) -> Resolved:
     import transformers
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
+    raw, moved = legacy(raw)
     model_type = raw.get("model_type")
     text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else None
     choices = []
@@ -119,7 +185,7 @@ def resolve(raw: dict) -> Resolved:
             raise CannotBuild(message) from exc
         text_config = config.get_text_config()
     family = type(text_config).__module__.split(".")[2]
-    return Resolved(config, text_config, how, family)
+    return Resolved(config, text_config, how + (f" ({moved})" if moved else ""), family)
 
 
 def model_class(family: str, text_config: Any) -> type:

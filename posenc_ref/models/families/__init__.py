@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 from ..._checks import check_layout
-from .._config import language_config, plain, rotary_part
+from ..classes import DATA_TRANSFORMERS_VERSION, transformers_types
 from ..family import Family
 from ..spec import NoRopeError
 from ..traits import (
@@ -47,6 +47,7 @@ from .media import MEDIA, PARTS
 from .mla_variants import MLA_VARIANTS
 from .not_implemented import NOT_IMPLEMENTED_ROWS
 from .remote import ARCHITECTURES, REMOTE
+from .served import SERVED
 from .without_rope import WITHOUT_ROPE
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "CONFIG_CLASSES",
     "COMPRESSED",
     "REMOTE",
+    "SERVED",
     "ARCHITECTURES",
     "NOT_IMPLEMENTED_ROWS",
     "WITHOUT_ROPE",
@@ -71,8 +73,6 @@ __all__ = [
     "row_of",
     "instead",
     "find_family",
-    "text_renamed",
-    "language_of",
     "RENAMED_TEXT",
 ]
 
@@ -94,7 +94,7 @@ def merged(*tables: Mapping[str, Family]) -> dict[str, Family]:
 
 FAMILIES: dict[str, Family] = merged(
     CONVENTIONAL, EXCEPTIONS, MLA_VARIANTS, CONFIG_CLASSES, COMPRESSED, REMOTE,
-    NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA,
+    NOT_IMPLEMENTED_ROWS, WITHOUT_ROPE, MEDIA, SERVED,
 )  # fmt: skip
 """``model_type`` -> its :class:`~posenc_ref.models.Family` row, RoPE or not."""
 
@@ -153,66 +153,6 @@ RENAMED_TEXT: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
-def text_renamed(
-    config: Mapping[str, Any] | object, text: dict[str, Any], model_type: str | None
-) -> tuple[dict[str, Any], str | None, tuple[str, ...]]:
-    """``(the language model's config, the model_type to read it as, notes)``.
-
-    ``text`` and ``model_type`` from ``posenc_ref.models._config.language_config``. A
-    wrapper's config class may rename its text part before building it (:data:`RENAMED_TEXT`);
-    a ``model_type`` in neither posenc_ref's table nor transformers is read as the family its
-    ``architectures``, then its ``auto_map``'s class names, name (:data:`ARCHITECTURES`).
-    """
-    wrapper = plain(config).get("model_type")
-    renamed = RENAMED_TEXT.get((wrapper, model_type)) if isinstance(wrapper, str) else None
-    if renamed is not None:
-        name, source = renamed
-        note = f"text_config's model_type {model_type!r} is read as {name!r}, as transformers does"
-        return {**text, "model_type": name}, name, (f"{note}: {source}",)
-    inferred = inferred_family(text, model_type)
-    if inferred is None:
-        return text, model_type, ()
-    name, key, value = inferred
-    note = (
-        f"model_type {model_type!r} is in neither posenc_ref's family table nor transformers: "
-        f"the family {name!r} is inferred from {key} {value!r}, as serving engines resolve it"
-    )
-    return {**text, "model_type": name}, name, (note,)
-
-
-def inferred_family(config: Mapping[str, Any], model_type: str | None):
-    """``(row, the key it was inferred from, the class name)`` for an unknown model_type, or None.
-
-    Unknown: in neither posenc_ref's table nor the installed transformers.
-    """
-    if model_type in FAMILIES or model_type in installed_transformers()[1]:
-        return None
-    architectures = config.get("architectures")
-    names = [a for a in architectures if isinstance(a, str)] if isinstance(
-        architectures, list) else []  # fmt: skip
-    for name in names:
-        if name in ARCHITECTURES:
-            return ARCHITECTURES[name], "architectures", name
-    auto_map = config.get("auto_map")
-    for value in auto_map.values() if isinstance(auto_map, Mapping) else ():
-        klass = value.rsplit(".", 1)[-1] if isinstance(value, str) else None
-        if klass in ARCHITECTURES:
-            return ARCHITECTURES[klass], "auto_map", value
-    return None
-
-
-def language_of(config: Mapping[str, Any] | object) -> tuple[dict[str, Any], str | None, tuple]:
-    """``rotary_part``, ``language_config`` and :func:`text_renamed`: what the readers read.
-
-    ``rotary_part`` (``posenc_ref.models._config``) reads a wrapper of :data:`PARTS` through
-    the sub-config that holds its rotary.
-    """
-    top, said = rotary_part(config, PARTS)
-    text, model_type = language_config(top)
-    text, model_type, renamed = text_renamed(top, text, model_type)
-    return text, model_type, (*said, *renamed)
-
-
 @cache
 def keys_read_by() -> dict[str, dict[str, list[str]]]:
     """Every family-specific key -> {what it means there: the families that read it}."""
@@ -229,8 +169,11 @@ def keys_read_by() -> dict[str, dict[str, list[str]]]:
 
 # RoPE-related keys of configs that run custom code (not transformers): known, not implemented.
 NOT_IMPLEMENTED_KEYS = {
-    "use_dynamic_ntk": "Qwen (1.x) custom-code dynamic NTK",
-    "use_logn_attn": "Qwen (1.x) custom-code log-n attention scaling",
+    "use_dynamic_ntk": "Qwen-1's dynamic NTK: past seq_length tokens its modeling_qwen.py raises "
+    "the base per call by alpha ** (d / (d - 2)), alpha = 2 ** ceil(log2(L / seq_length) + 1) - "
+    "1; vLLM does not implement it and serves plain RoPE, the same within seq_length",
+    "use_logn_attn": "Qwen-1's log-n attention: its modeling_qwen.py scales the query at "
+    "position t > seq_length by log(t) / log(seq_length); vLLM does not implement it",
     "rope_scaling_type": "a custom-code scaling switch",
 }
 
@@ -389,21 +332,21 @@ def _literal_keys(node) -> set[str]:
 
 def unknown_family(model_type: str | None) -> ValueError:
     """The error for a ``model_type`` without a row: what is missing, and the way out."""
-    version, types = installed_transformers()
+    version, types = DATA_TRANSFORMERS_VERSION, transformers_types()
     if model_type is None:
-        where = "the config has no model_type"
+        where = "the config has no model_type, and no architectures posenc_ref knows"
     elif model_type == "":  # a sub-config without a type of its own (Evolla's SaProt encoder)
         where = "the config's model_type is empty (a sub-config with no type of its own)"
     elif model_type in types:
         where = (
-            f"model_type {model_type!r} is defined by the installed transformers {version}, but "
+            f"model_type {model_type!r} is defined by transformers {version}, but "
             f"posenc_ref's family table (proven against transformers "
             f"{TABLE_TRANSFORMERS_VERSION}) has no entry for it"
         )
     else:
-        installed = f"transformers {version}" if version else "transformers (not installed)"
         where = (
-            f"model_type {model_type!r} is neither in posenc_ref's family table nor in {installed}"
+            f"model_type {model_type!r} is neither in posenc_ref's family table nor in "
+            f"transformers {version}, and its architectures name no family posenc_ref knows"
         )
     return ValueError(
         f"{where}: which coordinates pair, how many rotate and which layers rotate are decided "

@@ -185,7 +185,8 @@ EXCEPTIONS: dict[str, Family] = {
     "deepseek_v32": mla("deepseek_v32", "interleave", Indexer("half")),
     "youtu": mla("youtu", "flag"),
     "axk1": mla("axk1", "flag"),
-    "axk2": mla("axk2", "interleave", widths=(32, 64)),
+    # AXK2Indexer: rotate_half on the first qk_rope_head_dim of its heads, in every layer
+    "axk2": mla("axk2", "interleave", Indexer("half"), widths=(32, 64)),
     "glm4_moe_lite": mla("glm4_moe_lite", "flag", widths=(64, 192)),
     "glm_moe_dsa": mla("glm_moe_dsa", "interleave",
                        Indexer("interleaved", "half", flag="indexer_rope_interleave"),
@@ -200,7 +201,8 @@ EXCEPTIONS: dict[str, Family] = {
         theta=10_000_000.0,
     ),
     "minicpm3": mla("minicpm3", "half", widths=(32, 64)),
-    "hy_v4": mla("hy_v4", "half", widths=(64, 192)),
+    # HYV4Indexer: rotate_half on the *last* qk_rope_head_dim of its heads ("flipped")
+    "hy_v4": mla("hy_v4", "half", Indexer("half", place="last"), widths=(64, 192)),
     "mistral4": mla(
         "mistral4", "flag", Mla(partial_of=("qk_nope_head_dim", "qk_rope_head_dim")),
         _LLAMA_4_SCALING, widths=(64, 64),
@@ -414,7 +416,6 @@ EXCEPTIONS: dict[str, Family] = {
         "module)",
     ),  # fmt: skip
     "recurrent_gemma": Family(
-        head_dim=256,
         partial=0.5,
         traits=(OnlyDefault("RecurrentGemmaRotaryEmbedding raises for any other type"),),
         source="modeling_recurrent_gemma.py: rotate_half on the first half of the head in the "
@@ -453,6 +454,9 @@ EXCEPTIONS: dict[str, Family] = {
                      "reads (the rotary width is int(head_dim * partial_rotary_factor))"},
                     compare={"rotary_dim": (None, "rotary_dim")}),
             LayerTypes(rules.minimax_m3_types, frozenset({"sparse_attention_config"})),
+            # MiniMaxM3VLIndexer: rotate_half on the first rotary_dim of its sparse_index_dim heads
+            Indexer("half", layer_types=frozenset({"minimax_m3_sparse"})),
+            Aliases({"index_head_dim": "sparse_attention_config.sparse_index_dim"}),
         ),
         source="modeling_minimax_m3_vl.py: rotate_half on int(head_dim * partial_rotary_factor) "
         "coordinates",

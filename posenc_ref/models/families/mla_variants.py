@@ -29,10 +29,15 @@ MLA_VARIANTS: dict[str, Family] = {
     # modeling_mistral_large4.py: apply_rotary_pos_emb_interleave on the rope part (last) in the
     # layers where no_rope_layers[i] is 1; MistralLarge4TextRotaryEmbedding.forward multiplies
     # inv_freq by alpha.exp(); conversion_mapping.py renames lerope.alpha to the state-dict name
+    # its lightning indexer (MistralLarge4TextIndexer, on every layer whose indexer_types entry
+    # is "full"): apply_rotary_pos_emb_interleave on the first qk_rope_head_dim coordinates of its
+    # index_head_dim heads, with the layer's (LeRoPE-scaled) cos and sin; none where the layer
+    # takes no RoPE
     "mistral_large4_text": mla(
         "mistral_large4_text", "interleave",
         RopeLayers(rules.no_rope_layers, frozenset({"no_rope_layers", "no_rope_layer_interval"})),
         LEROPE,
+        Indexer("interleaved", "half"),
         Defaults({"max_position_embeddings": 1_048_576}),
         widths=(64, 64),
         rope={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 2048.0,

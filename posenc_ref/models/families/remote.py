@@ -14,6 +14,7 @@ from .. import _rules as rules
 from ..family import Family
 from ..traits import (
     Aliases,
+    AlibiBias,
     BaseRatio,
     FixedBase,
     NeedsFeature,
@@ -44,10 +45,13 @@ REMOTE: dict[str, Family] = {
         "outside the main stack",
     ),
     "RefinedWebModel": Family(
+        instead="ALiBi attention biases",
         traits=(
             Aliases({"num_attention_heads": "n_head", "num_hidden_layers": "n_layer"}),
             FixedBase(10000.0),
             SwitchedBy("alibi", {False: "rope", True: "alibi"}, False, refused_elsewhere=False),
+            # Attention.forward: (scores + alibi) * inv_norm_factor, as transformers' Falcon
+            AlibiBias(("num_attention_heads", 71), width=("hidden_size", 4544)),
         ),
         source="tiiuae/falcon-7b modelling_RW.py: RotaryEmbedding with base 10000 in the code, "
         "rotate_half on the whole head (hidden_size / n_head), positions from the cache length; "
