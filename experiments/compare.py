@@ -55,7 +55,7 @@ CONFIGS = {
     "smoke": Config(
         "smoke", train_len=16, dim=32, heads=2, layers=1, batch=8, lr=3e-3, warmup=2,
         max_steps=12, check_every=6, target=0.95, val_batch=8, eval_batch=8,
-        eval_lengths=(16, 20, 32), t5_buckets=16, fire_width=8, finetune_max_steps=4,
+        eval_lengths=(16, 20, 32, 64), t5_buckets=16, fire_width=8, finetune_max_steps=4,
         finetune_check_every=2, finetune_multiple=2, finetune_batch=2,
     ),
 }  # fmt: skip

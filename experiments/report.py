@@ -1,245 +1,383 @@
-"""Tables, computed summaries and figures of the comparison page, from ``comparison.json``.
+"""Tables and computed sentences of the comparison page, from ``comparison.json``.
 
 The page (``docs/comparison.md``) imports this module in ``markdown-exec`` blocks; the figure hook
-(``hooks/figures.py``) renders :func:`site_figures`. Nothing here trains a model: every score is
-read from the committed data (the recall baseline is computed from the task's generator).
+(``hooks/figures.py``) renders :func:`site_figures` (drawn by :mod:`experiments.figures`).
+Nothing here trains a model: every score is read from the committed data file.
+
+Scores are fractions per seed: ``exact`` (whole answers right: for passkey the whole key, for copy
+and reverse the whole sequence), ``first`` (the first answer token right: for passkey, the model
+found the marker) and ``token`` (scored tokens right, the per-digit score). Means over seeds come
+with 95 % t intervals (:mod:`experiments.stats`); extrapolation is scored only on the seeds whose
+run met the convergence criterion at L0, and every table says how many that is.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 
-from .compare import load
-from .model import ENCODINGS, ROTARY
+from .compare import FINETUNE_METHODS, KAZEMNEJAD, PARTS, load
+from .model import ENCODINGS, ROTARY, SCALINGS
+from .stats import Interval, interval, paired
 
-__all__ = [
-    "load",
-    "summary",
-    "accuracy_table",
-    "scaling_table",
-    "setting",
-    "timing",
-    "ranking",
-    "task_summary",
-    "recall_value_baseline",
-    "site_figures",
-]
+__all__ = ["load", "Results", "site_figures"]
 
-SCALING_NAMES = {"none": "unscaled", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
-
-
-def _full(data: dict) -> dict:
-    return data["runs"]["full"]
-
-
-def summary(block: dict) -> dict[tuple[str, str, int, str], dict]:
-    """``(task, encoding, eval_len, scaling)`` -> mean, min, max accuracy over the seeds."""
-    groups: dict[tuple, list[float]] = defaultdict(list)
-    for row in block["rows"]:
-        key = (row["task"], row["encoding"], row["eval_len"], row["scaling"])
-        groups[key].append(row["accuracy"])
-    return {
-        key: {"mean": statistics.fmean(v), "min": min(v), "max": max(v), "n": len(v)}
-        for key, v in groups.items()
-    }
+BASE = 10000.0
+METHOD_NAMES = {
+    "none": "unscaled",
+    "pi": "PI",
+    "ntk": "NTK-aware",
+    "yarn": "YaRN",
+    "yarn-t1": "YaRN, no temperature",
+    "blockwise": "blockwise attention",
+}
+NAMES = {
+    "sinusoidal": "sinusoidal", "learned": "learned", "t5": "T5", "alibi": "ALiBi",
+    "kerple": "KERPLE", "fire": "FIRE", "rope": "RoPE", "nope": "NoPE", "p-rope": "p-RoPE",
+    "xpos": "xPos",
+}  # fmt: skip
 
 
-def _cell(stat: dict | None) -> str:
-    if stat is None:
+def _fraction(row: dict, metric: str) -> float:
+    if metric == "exact":
+        return row["exact"] / row["sequences"]
+    if metric == "first":
+        return row["first"] / row["sequences"]
+    if metric == "token":
+        return row["correct"] / row["scored"]
+    raise ValueError(f"metric must be 'exact', 'first' or 'token', got {metric!r}")
+
+
+class Results:
+    """The full run's parts, indexed: jobs by ``(task, encoding, base, seed)``, rows likewise."""
+
+    def __init__(self, data: dict) -> None:
+        self.parts = data["parts"]
+        self.missing = [name for name in PARTS if name not in self.parts]
+        blocks = list(self.parts.values())
+        self.config = blocks[0]["config"] if blocks else None
+        self.jobs: dict[tuple, dict] = {}
+        self.rows: dict[tuple, dict] = {}
+        for block in blocks:
+            for job in block["jobs"]:
+                self.jobs[job["task"], job["encoding"], job["base"], job["seed"]] = job
+            for row in block["rows"]:
+                key = (row["task"], row["encoding"], row["base"], row["finetune"], row["eval_len"],
+                       row["method"], row["seed"])  # fmt: skip
+                self.rows[key] = row
+
+    @property
+    def l0(self) -> int:
+        """The training length L0."""
+        return self.config["train_len"]
+
+    def seeds(self, task: str, encoding: str, base: float = BASE) -> list[int]:
+        """Every seed stored for a run."""
+        return sorted(s for (t, e, b, s) in self.jobs if (t, e, b) == (task, encoding, base))
+
+    def converged(self, task: str, encoding: str, base: float = BASE) -> list[int]:
+        """The seeds whose run met the convergence criterion at L0."""
+        seeds = self.seeds(task, encoding, base)
+        return [s for s in seeds if self.jobs[task, encoding, base, s]["converged"]]
+
+    def scores(
+        self, task: str, encoding: str, length: int, method: str = "none", *,
+        metric: str = "exact", base: float = BASE, finetune: str | None = None,
+        converged_only: bool = True,
+    ) -> dict[int, float]:  # fmt: skip
+        """``{seed: score}`` of one cell, on the seeds converged at L0 (or all)."""
+        seeds = self.converged(task, encoding, base) if converged_only else self.seeds(
+            task, encoding, base)  # fmt: skip
+        out = {}
+        for seed in seeds:  # a fine-tuned row counts whether the fine-tune converged or not
+            row = self.rows.get((task, encoding, base, finetune, length, method, seed))
+            if row is not None:
+                out[seed] = _fraction(row, metric)
+        return out
+
+    def cell(self, *args, **kwargs) -> Interval:
+        """Mean and 95 % interval of one cell over its seeds (:meth:`scores`)."""
+        return interval(list(self.scores(*args, **kwargs).values()))
+
+    def lengths(self) -> list[int]:
+        """The evaluation lengths, L0 first."""
+        return list(self.config["eval_lengths"])
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def fmt(cell: Interval, digits: int = 2) -> str:
+    """``0.93 <small>[0.90, 0.96]</small>``; ``-`` where there is no seed."""
+    if cell.n == 0:
         return "-"
-    if stat["n"] == 1 or stat["min"] == stat["max"]:
-        return f"{stat['mean']:.2f}"
-    return f"{stat['mean']:.2f} <small>({stat['min']:.2f}-{stat['max']:.2f})</small>"
+    if cell.n == 1 or math.isclose(cell.low, cell.high):
+        return f"{cell.mean:.{digits}f}"
+    low, high = max(cell.low, -1.0), min(cell.high, 1.0)
+    return f"{cell.mean:.{digits}f} <small>[{low:.{digits}f}, {high:.{digits}f}]</small>"
 
 
-def _lengths(block: dict) -> list[int]:
-    return sorted({row["eval_len"] for row in block["rows"]})
+def fmt_diff(cell: Interval) -> str:
+    """A paired difference: ``+0.21 [0.12, 0.30]``, bold where the interval excludes zero."""
+    if cell.n < 2:
+        return "-"
+    text = f"{cell.mean:+.2f} <small>[{cell.low:+.2f}, {cell.high:+.2f}]</small>"
+    return f"**{text}**" if cell.excludes_zero() else text
 
 
-def accuracy_table(data: dict, task: str) -> str:
-    """Markdown: one row per encoding, one column per evaluation length, unscaled."""
-    block = _full(data)
-    stats, lengths = summary(block), _lengths(block)
-    l0 = block["config"]["train_len"]
-    head = "| encoding | " + " | ".join(_length_name(n, l0) for n in lengths) + " |"
-    lines = [head, "|---|" + "---:|" * len(lengths)]
-    for encoding in ENCODINGS:
-        cells = [_cell(stats.get((task, encoding, n, "none"))) for n in lengths]
-        lines.append(f"| {encoding} | " + " | ".join(cells) + " |")
+def length_name(n: int, l0: int) -> str:
+    """``"64 (2 L0)"``, ``"40 (1.25 L0)"``, ``"32 (L0)"``."""
+    if n == l0:
+        return f"{n} (L0)"
+    return f"{n} ({n / l0:g} L0)"
+
+
+def _table(head: list[str], rows: list[list[str]], right_from: int = 1) -> str:
+    align = ["---"] * right_from + ["---:"] * (len(head) - right_from)
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
 
 
-def scaling_table(data: dict, task: str) -> str:
-    """Markdown: the rotary encodings past L0, unscaled and with each context-extension method."""
-    block = _full(data)
-    stats, lengths = (
-        summary(block),
-        [n for n in _lengths(block) if n > block["config"]["train_len"]],
-    )
-    l0 = block["config"]["train_len"]
-    head = "| encoding | method | " + " | ".join(_length_name(n, l0) for n in lengths) + " |"
-    lines = [head, "|---|---|" + "---:|" * len(lengths)]
-    for encoding in ROTARY:
-        for scaling, name in SCALING_NAMES.items():
-            cells = [_cell(stats.get((task, encoding, n, scaling))) for n in lengths]
-            lines.append(f"| {encoding} | {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+# --------------------------------------------------------------------------- the setting
 
 
-def _length_name(n: int, l0: int) -> str:
-    return f"{n} ({n // l0} L0)" if n != l0 else f"{n} (L0)"
-
-
-def setting(data: dict) -> str:
-    """One paragraph: the model, the training and the evaluation, read from the config."""
-    c = _full(data)["config"]
-    lengths = ", ".join(str(m * c["train_len"]) for m in c["eval_multiples"])
+def setting(r: Results) -> str:
+    """One paragraph: the model, the training, the stopping rule and the evaluation."""
+    c = r.config
+    lengths = ", ".join(map(str, c["eval_lengths"]))
     return (
         f"Each model has {c['layers']} layers of width {c['dim']} with {c['heads']} heads "
-        f"(head width {c['dim'] // c['heads']}), a 4x MLP and pre-norm; it is trained for "
-        f"{c['steps']} steps of Adam (learning rate {c['lr']:g}, 10% warm-up, gradient norm "
+        f"(head width {c['dim'] // c['heads']}), a 4x MLP and pre-norm. It is trained with Adam "
+        f"(learning rate {c['lr']:g} after {c['warmup']} steps of linear warm-up, gradient norm "
         f"clipped at 1) on batches of {c['batch']} fresh sequences, each batch of one length drawn "
-        f"from {c['train_len'] // 2} to {c['train_len']} in steps of 4, so L0 = "
-        f"{c['train_len']}. It is then scored on {c['eval_batch']} fixed sequences of each "
-        f"length {lengths}, for seeds {', '.join(map(str, c['seeds']))}."
+        f"from {c['train_len'] // 2} to {c['train_len']} in steps of 4, so L0 = {c['train_len']}. "
+        f"Every {c['check_every']} steps it is scored on {c['val_batch']} validation sequences of "
+        f"length L0, and training stops as soon as at least {c['target']:.0%} of them are answered "
+        f"exactly; a run that has not got there after {c['max_steps']} steps has not converged. "
+        f"It is then tested on {c['eval_batch']} fixed sequences of each length {lengths}."
     )
 
 
-def timing(data: dict, name: str = "full") -> dict[str, float | int | list]:
-    """Wall time, summed CPU time of training, workers and load of one configuration's run."""
-    block = data["runs"][name]
-    jobs = {(r["task"], r["encoding"], r["seed"]): r for r in block["rows"]}
-    return {
-        "wall_s": block["wall_s"],
-        "jobs": len(jobs),
-        "train_cpu_s": round(sum(r["train_cpu_s"] for r in jobs.values()), 1),
-        "train_wall_s": round(sum(r["train_s"] for r in jobs.values()), 1),
-        "workers": block["workers"],
-        "loadavg_before": block["loadavg_before"],
-        "loadavg_after": block["loadavg_after"],
-        "cpu_count": block["machine"]["cpu_count"],
-    }
+def convergence_table(r: Results, task: str, encodings=ENCODINGS) -> str:
+    """Per encoding: converged seeds, and the steps it took (median and range)."""
+    rows = []
+    for e in encodings:
+        seeds = r.seeds(task, e)
+        if not seeds:
+            continue
+        steps = [r.jobs[task, e, BASE, s]["steps"] for s in r.converged(task, e)]
+        spread = f"{statistics.median(steps):g} ({min(steps)}-{max(steps)})" if steps else "-"
+        rows.append([NAMES[e], f"{len(steps)} of {len(seeds)}", spread])
+    return _table(["encoding", "converged", "steps to converge: median (range)"], rows)
 
 
-def ranking(data: dict, task: str, multiple: int) -> list[tuple[str, float]]:
-    """Encodings by mean unscaled accuracy at ``multiple`` times L0, best first."""
-    block = _full(data)
-    stats, length = summary(block), multiple * block["config"]["train_len"]
-    scores = [(e, stats[(task, e, length, "none")]["mean"]) for e in ENCODINGS]
-    return sorted(scores, key=lambda item: -item[1])
+def convergence_counts(r: Results) -> tuple[int, int]:
+    """``(converged, runs)`` over every run of the full configuration at base 10000."""
+    runs = [job for (t, e, b, s), job in r.jobs.items() if b == BASE]
+    return sum(job["converged"] for job in runs), len(runs)
 
 
-def task_summary(data: dict, task: str) -> str:
-    """One computed sentence per evaluation length: who leads, who trails, by how much."""
-    multiples = _full(data)["config"]["eval_multiples"]
-    parts = []
-    for multiple in multiples:
-        ranked = ranking(data, task, multiple)
-        where = "L0" if multiple == 1 else f"{multiple} L0"
-        top = ", ".join(f"{e} {a:.2f}" for e, a in ranked[:3])
-        low = ", ".join(f"{e} {a:.2f}" for e, a in ranked[-2:])
-        parts.append(f"at {where} the best are {top}; the lowest {low}")
-    return f"**{task}**: " + "; ".join(parts) + "."
+def accuracy_table(r: Results, task: str, lengths: list[int], metric: str = "exact",
+                   encodings=ENCODINGS) -> str:  # fmt: skip
+    """Mean [95 % interval] over converged seeds, one column per length, unscaled."""
+    head = ["encoding", "n"] + [length_name(n, r.l0) for n in lengths]
+    rows = []
+    for e in encodings:
+        cells = [r.cell(task, e, n, metric=metric) for n in lengths]
+        if all(c.n == 0 for c in cells):
+            continue
+        rows.append([NAMES[e], str(max(c.n for c in cells))] + [fmt(c) for c in cells])
+    return _table(head, rows, right_from=1)
 
 
-def recall_value_baseline(length: int, samples: int = 2000) -> float:
-    """Accuracy on recall of answering with a random one of the values present in the pairs.
+def passkey_metrics_table(r: Results, length: int) -> str:
+    """At one length: whole key, first digit and per-digit score of each encoding."""
+    head = ["encoding", "n", "whole key", "first digit (found the marker)", "per digit"]
+    rows = []
+    for e in ENCODINGS:
+        cells = [r.cell("passkey", e, length, metric=m) for m in ("exact", "first", "token")]
+        if cells[0].n:
+            rows.append([NAMES[e], str(cells[0].n)] + [fmt(c) for c in cells])
+    return _table(head, rows)
 
-    The expectation of one over the number of distinct values, over ``samples`` sequences of the
-    task at ``length`` (a fixed generator: the number is the same at every build).
+
+# --------------------------------------------------------------------------- orders
+
+
+def supported_orders(r: Results, task: str, length: int, encodings=ENCODINGS,
+                     metric: str = "exact") -> list[tuple[str, str, Interval]]:  # fmt: skip
+    """Every pair ``(a, b, a - b)`` whose paired 95 % interval lies above zero, largest first."""
+    scores = {e: r.scores(task, e, length, metric=metric) for e in encodings}
+    found = []
+    for a in encodings:
+        for b in encodings:
+            if a != b and scores[a] and scores[b]:
+                diff = paired(scores[a], scores[b])
+                if diff.excludes_zero() and diff.mean > 0:
+                    found.append((a, b, diff))
+    return sorted(found, key=lambda item: -item[2].mean)
+
+
+def order_matrix(r: Results, task: str, length: int, encodings=ENCODINGS,
+                 metric: str = "exact") -> str:  # fmt: skip
+    """Row minus column, paired over seeds: mean, bold where the 95 % interval excludes zero."""
+    scores = {e: r.scores(task, e, length, metric=metric) for e in encodings}
+    present = [e for e in encodings if scores[e]]
+    rows = []
+    for a in present:
+        cells = []
+        for b in present:
+            if a == b:
+                cells.append("")
+                continue
+            d = paired(scores[a], scores[b])
+            cells.append(f"**{d.mean:+.2f}**" if d.excludes_zero() else f"{d.mean:+.2f}")
+        rows.append([NAMES[a]] + cells)
+    return _table(["row − column"] + [NAMES[e] for e in present], rows)
+
+
+def order_sentence(r: Results, task: str, length: int, encodings=ENCODINGS,
+                   metric: str = "exact") -> str:  # fmt: skip
+    """The supported orders as a sentence: for each encoding, the ones it beats."""
+    beats: dict[str, list[str]] = defaultdict(list)
+    for a, b, _ in supported_orders(r, task, length, encodings, metric):
+        beats[a].append(NAMES[b])
+    if not beats:
+        return "no difference between two encodings has a 95 % interval that excludes zero"
+    means = {e: r.cell(task, e, length, metric=metric).mean for e in beats}
+    parts = [f"{NAMES[a]} above {', '.join(sorted(beats[a]))}"
+             for a in sorted(beats, key=lambda e: -means[e])]  # fmt: skip
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------- extension
+
+
+def scaling_table(r: Results, task: str, lengths: list[int], metric: str = "exact") -> str:
+    """The rotary encodings past L0, with each method; the first column says how many seeds."""
+    head = ["encoding", "method", "n"] + [length_name(n, r.l0) for n in lengths]
+    rows = []
+    for e in ROTARY:
+        methods = [*SCALINGS, "blockwise"] if e == "xpos" else list(SCALINGS)
+        for m in methods:
+            cells = [r.cell(task, e, n, m, metric=metric) for n in lengths]
+            if cells[0].n:
+                rows.append([NAMES[e], METHOD_NAMES[m], str(cells[0].n)] + [fmt(c) for c in cells])
+    return _table(head, rows, right_from=2)
+
+
+def method_differences(r: Results, task: str, length: int, encoding: str = "rope",
+                       metric: str = "exact") -> str:  # fmt: skip
+    """Paired differences between the methods on one encoding at one length."""
+    pairs = [("yarn", "none"), ("ntk", "none"), ("pi", "none"), ("yarn", "ntk"),
+             ("yarn", "yarn-t1")]  # fmt: skip
+    rows = []
+    for a, b in pairs:
+        d = paired(r.scores(task, encoding, length, a, metric=metric),
+                   r.scores(task, encoding, length, b, metric=metric))  # fmt: skip
+        rows.append([f"{METHOD_NAMES[a]} − {METHOD_NAMES[b]}", str(d.n), fmt_diff(d)])
+    return _table(["difference", "n", f"at {length_name(length, r.l0)}"], rows, right_from=1)
+
+
+def finetune_table(r: Results, task: str, lengths: list[int]) -> str:
+    """RoPE fine-tuned at 8 L0 with each method, beside the same method without fine-tuning."""
+    head = ["method", "fine-tuned", "converged", "fine-tune steps"] + [
+        length_name(n, r.l0) for n in lengths
+    ]
+    rows = []
+    for m in FINETUNE_METHODS:
+        jobs = [r.jobs[task, "rope", BASE, s] for s in r.converged(task, "rope")]
+        tuned = [j[f"finetune_{m}"] for j in jobs if f"finetune_{m}" in j]
+        steps = [t["steps"] for t in tuned if t["converged"]]
+        spread = f"{statistics.median(steps):g} ({min(steps)}-{max(steps)})" if steps else "-"
+        before = [r.cell(task, "rope", n, m) for n in lengths]
+        after = [r.cell(task, "rope", n, m, finetune=m) for n in lengths]
+        rows.append([METHOD_NAMES[m], "no", "", ""] + [fmt(c) for c in before])
+        count = f"{len(steps)} of {len(tuned)}"
+        rows.append([METHOD_NAMES[m], "yes", count, spread] + [fmt(c) for c in after])
+    return _table(head, rows, right_from=2)
+
+
+def base_table(r: Results, lengths: list[int]) -> str:
+    """RoPE on passkey with each base: whole-key score per length, converged seeds."""
+    bases = sorted({b for (t, e, b, s) in r.jobs if (t, e) == ("passkey", "rope")})
+    head = ["base", "converged", "steps (median)"] + [length_name(n, r.l0) for n in lengths]
+    rows = []
+    for b in bases:
+        seeds, done = r.seeds("passkey", "rope", b), r.converged("passkey", "rope", b)
+        steps = [r.jobs["passkey", "rope", b, s]["steps"] for s in done]
+        cells = [r.cell("passkey", "rope", n, base=b) for n in lengths]
+        median = f"{statistics.median(steps):g}" if steps else "-"
+        rows.append([f"{b:g}", f"{len(done)} of {len(seeds)}", median] + [fmt(c) for c in cells])
+    return _table(head, rows, right_from=1)
+
+
+# --------------------------------------------------------------------------- Kazemnejad et al.
+
+
+def mean_reciprocal_rank(r: Results, tasks=("copy", "reverse"), encodings=KAZEMNEJAD) -> dict:
+    """Kazemnejad et al.'s summary: each encoding's mean of 1/rank over (task, length) cells.
+
+    In each cell past L0 (every evaluation length up to 2 L0), the encodings are ranked by their
+    mean exact-match score over converged seeds (ties share the better rank).
     """
-    import torch
-
-    from .tasks import make_batch
-
-    batch = make_batch("recall", samples, length, torch.Generator().manual_seed(0))
-    n = length // 4
-    values = batch.inputs[:, 2 : 2 * n + 1 : 2]  # (samples, n): v_1 .. v_n
-    distinct = torch.tensor([len(set(row.tolist())) for row in values], dtype=torch.float64)
-    return float((1 / distinct).mean())
-
-
-# --------------------------------------------------------------------------- figures
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    lengths = [n for n in r.lengths() if r.l0 < n <= 2 * r.l0]
+    reciprocal: dict[str, list[float]] = defaultdict(list)
+    for task in tasks:
+        for n in lengths:
+            means = {e: r.cell(task, e, n).mean for e in encodings}
+            if any(math.isnan(v) for v in means.values()):
+                continue
+            for e, v in means.items():
+                rank = 1 + sum(other > v for other in means.values())
+                reciprocal[e].append(1 / rank)
+    return {e: statistics.fmean(v) for e, v in reciprocal.items()}
 
 
-def accuracy_figure(data: dict):
-    """Accuracy against evaluation length, one panel per task, one line per encoding."""
-    plt = _pyplot()
-    block = _full(data)
-    stats, lengths = summary(block), _lengths(block)
-    tasks = block["config"]["tasks"]
-    fig, axes = plt.subplots(1, len(tasks), figsize=(11.0, 3.8), sharey=True,
-                             constrained_layout=True)  # fmt: skip
-    markers = "os^vDPXh"
-    for ax, task in zip(axes, tasks, strict=True):
-        for i, encoding in enumerate(ENCODINGS):
-            s = [stats[(task, encoding, n, "none")] for n in lengths]
-            mean = [x["mean"] for x in s]
-            low = [x["mean"] - x["min"] for x in s]
-            high = [x["max"] - x["mean"] for x in s]
-            ax.errorbar(lengths, mean, yerr=[low, high], marker=markers[i], ms=4, capsize=2,
-                        lw=1.2, label=encoding)  # fmt: skip
-        ax.axvline(block["config"]["train_len"], color="0.6", ls=":", lw=1)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(lengths, [str(n) for n in lengths])
-        ax.set_title(task)
-        ax.set_xlabel("evaluation length (dotted: L0)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accuracy on the scored tokens")
-    axes[0].set_ylim(-0.02, 1.02)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(ENCODINGS), fontsize=8)
-    return fig
+# --------------------------------------------------------------------------- timing
 
 
-def scaling_figure(data: dict):
-    """The rotary encodings past L0: accuracy per method, one panel per (task, encoding)."""
-    plt = _pyplot()
-    block = _full(data)
-    stats = summary(block)
-    l0 = block["config"]["train_len"]
-    lengths = _lengths(block)
-    tasks = block["config"]["tasks"]
-    fig, axes = plt.subplots(len(ROTARY), len(tasks), figsize=(11.0, 7.2), sharex=True,
-                             sharey=True, constrained_layout=True)  # fmt: skip
-    for row, encoding in enumerate(ROTARY):
-        for col, task in enumerate(tasks):
-            ax = axes[row][col]
-            for scaling, name in SCALING_NAMES.items():
-                points = [
-                    (n, stats[(task, encoding, n, scaling)]["mean"])
-                    for n in lengths
-                    if (task, encoding, n, scaling) in stats
-                ]
-                if scaling != "none":
-                    points = [(l0, stats[(task, encoding, l0, "none")]["mean"])] + points
-                ax.plot(*zip(*points, strict=True), marker="o", ms=3, lw=1.2, label=name)
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(lengths, [str(n) for n in lengths])
-            ax.grid(alpha=0.3)
-            ax.set_title(f"{encoding}, {task}", fontsize=9)
-            if col == 0:
-                ax.set_ylabel("accuracy")
-            if row == len(ROTARY) - 1:
-                ax.set_xlabel("evaluation length")
-    axes[0][-1].legend(fontsize=7, loc="lower left")
-    axes[0][0].set_ylim(-0.02, 1.02)
-    return fig
+def parts_table(data: dict) -> str:
+    """One row per part: what it holds, its wall and CPU time, workers, niceness and load."""
+    rows = []
+    for name, part in PARTS.items():
+        block = data["parts"].get(name)
+        what = f"{part.task}: {', '.join(NAMES[e] for e in part.encodings)}"
+        if part.bases != (BASE,):
+            what += f"; bases {', '.join(f'{b:g}' for b in part.bases)}"
+        seeds = f"{part.seeds[0]}-{part.seeds[-1]}"
+        if block is None:
+            rows.append([name, what, seeds, "not run", "", "", ""])
+            continue
+        load = " / ".join(f"{x:g}" for x in block["loadavg_before"] + block["loadavg_after"][:1])
+        rows.append([
+            name, what, seeds, f"{block['wall_s'] / 60:.1f}", f"{block['cpu_s'] / 60:.1f}",
+            f"{block['workers']}, nice {block['nice']}", load,
+        ])  # fmt: skip
+    head = ["part", "jobs", "seeds", "wall (min)", "CPU (min)", "workers", "load before / after"]
+    return _table(head, rows, right_from=3)
+
+
+def timing(data: dict) -> dict:
+    """Totals over the stored parts: wall and CPU seconds, jobs, machine."""
+    blocks = list(data["parts"].values())
+    return {
+        "parts": len(blocks),
+        "wall_s": sum(b["wall_s"] for b in blocks),
+        "cpu_s": sum(b["cpu_s"] for b in blocks),
+        "jobs": sum(len(b["jobs"]) for b in blocks),
+        "longest_wall_s": max((b["wall_s"] for b in blocks), default=0.0),
+        "longest_cpu_s": max((b["cpu_s"] for b in blocks), default=0.0),
+        "cpu_count": blocks[0]["machine"]["cpu_count"] if blocks else None,
+        "nice": sorted({b["nice"] for b in blocks}),
+        "commits": sorted({b["code"] for b in blocks if b.get("code")}),
+    }
 
 
 def site_figures(data: dict) -> dict:
     """Figure name -> no-argument drawing function, for ``hooks/figures.py``."""
-    return {
-        "comparison_accuracy.svg": lambda: accuracy_figure(data),
-        "comparison_scaling.svg": lambda: scaling_figure(data),
-    }
+    from . import figures
+
+    return figures.site_figures(Results(data))

@@ -96,7 +96,7 @@ def passkey_batch(batch: int, length: int, g: torch.Generator) -> Batch:
         parts = [[BOS], filler[b, :cut], [KEY], digits[b], filler[b, cut:], [QRY], digits[b]]
         rows.append(torch.cat([torch.as_tensor(p, dtype=torch.long) for p in parts]))
     seq = torch.stack(rows)  # (B, length + 1)
-    query = length - PASSKEY_DIGITS - 1  # input index of QRY
+    query = length - PASSKEY_DIGITS  # input index of QRY, where the first digit is predicted
     distance = query - (before + 2)  # the first digit sits at input index cut + 2
     return _split(seq, scored_from=query, scored=PASSKEY_DIGITS)._replace(distance=distance)
 
