@@ -32,7 +32,9 @@ import multiprocessing
 import os
 import platform
 import resource
+import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -227,7 +229,12 @@ def _dump(data: dict) -> str:
 
 def write(block: dict, path: Path = DATA) -> None:
     """Replace one part's block (or the smoke block) in the data file, keeping the others."""
-    with open(path.with_suffix(".lock"), "w") as lock:
+    # The lock lives outside the tree (a file beside the data would show up in git status).
+    lock_path = (
+        Path(tempfile.gettempdir())
+        / f"posenc-comparison-{zlib.crc32(str(path.resolve()).encode())}.lock"
+    )
+    with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # parts may finish at once
         data = load(path) if path.exists() else {"schema": SCHEMA_VERSION, "parts": {}}
         if block["part"]["name"] == "smoke":
