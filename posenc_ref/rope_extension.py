@@ -34,6 +34,8 @@ __all__ = [
     "entropy_keeping_scale",
     "critical_dimension",
     "base_lower_bound",
+    "first_negative_distance",
+    "passing_base_intervals",
     "ntk_equivalent_factor",
     "self_extend_relative_positions",
     "self_extend_max_length",
@@ -257,6 +259,81 @@ def base_lower_bound(
         f"no base up to max_base={max_base:g} keeps the score non-negative over {context_len} "
         "positions"
     )
+
+
+def first_negative_distance(base: float, context_len: int, dim: int = 128) -> int | None:
+    r"""The first distance :math:`m < L` at which :math:`B(m) = \sum_i \cos(m\,\omega_i) < 0`.
+
+    Derived on the site: [the base bounds the context](rope_extension.md#extension-base-bound).
+
+    ``None`` when there is none: the base then passes Men et al.'s condition for a context of
+    ``context_len``.
+    """
+    base, dim = check_base("base", base), check_dim("dim", dim)
+    context_len = check_int("context_len", context_len, minimum=1)
+    omega = _inv_freq(dim, base).numpy()
+    for start in range(0, context_len, 4096):  # a block of distances at a time
+        m = np.arange(start, min(start + 4096, context_len), dtype=np.float64)
+        below = np.flatnonzero(np.cos(m[:, None] * omega[None, :]).sum(axis=1) < 0)
+        if below.size:
+            return start + int(below[0])
+    return None
+
+
+def passing_base_intervals(
+    context_len: int, dim: int = 128, *, low: float, high: float, per_decade: int = 4000
+) -> list[tuple[float, float]]:
+    r"""The bases in ``[low, high]`` that meet :math:`B(m) \ge 0` for every :math:`m < L`.
+
+    Derived on the site: [the base bounds the context](rope_extension.md#extension-base-bound).
+
+    The bases :math:`10^{k/\text{per\_decade}}` in the range are tested, and each change from
+    failing to passing (or back) between two neighbours is located by bisection, to a relative
+    :math:`10^{-10}`. Returns the maximal passing intervals ``(first, last)`` in increasing
+    order; one that reaches an end of the range is cut there. A window narrower than the grid's
+    step (:math:`10^{1/\text{per\_decade}} - 1`, 0.058 % at the default) can be missed.
+    """
+    context_len = check_int("context_len", context_len, minimum=1)
+    dim, per_decade = check_dim("dim", dim), check_int("per_decade", per_decade, minimum=1)
+    low, high = check_base("low", low), check_base("high", high)
+    if not low < high:
+        raise ValueError(f"low must be < high, got low={low!r}, high={high!r}")
+    first = math.ceil(per_decade * math.log10(low))
+    stop = math.floor(per_decade * math.log10(high)) + 1
+    scan = _scan(dim, per_decade)
+    bases, passed = [], []
+    for start in range(first, stop, 256):  # 256 bases at a time
+        end = min(start + 256, stop)
+        bases += scan.batch(start, end)[0]
+        passed += scan.passes(start, end, context_len).tolist()
+
+    def passes(base: float) -> bool:
+        return first_negative_distance(base, context_len, dim) is None
+
+    intervals, opened = [], (low if passes(low) else None)
+    points = [low, *bases, high]
+    verdicts = [opened is not None, *passed, passes(high)]
+    for i in range(len(points) - 1):
+        if verdicts[i] == verdicts[i + 1]:
+            continue
+        edge = _bisect(points[i], points[i + 1], passes)
+        if verdicts[i + 1]:  # failing -> passing: an interval opens at the first passing base
+            opened = edge[1]
+        else:  # passing -> failing: it closes at the last passing base
+            intervals.append((opened, edge[0]))
+            opened = None
+    if opened is not None:
+        intervals.append((opened, high))
+    return intervals
+
+
+def _bisect(a: float, b: float, passes) -> tuple[float, float]:
+    """``(a', b')`` in ``[a, b]``, 1e-10 apart relative, with the verdicts of ``a`` and ``b``."""
+    verdict_a = passes(a)
+    while b - a > 1e-10 * b:
+        mid = (a + b) / 2
+        a, b = (mid, b) if passes(mid) == verdict_a else (a, mid)
+    return a, b
 
 
 def ntk_equivalent_factor(dim: int, base: float, new_base: float) -> float:

@@ -77,7 +77,7 @@ def test_distance_is_the_engines(size, pair):
 @given(sizes, st.lists(st.integers(0, 1 << 20), min_size=1, max_size=20))
 @example((8, 2), [0, 5, 6, 13])
 def test_sparse_positions_are_vllms_two_extra_tables(size, positions):
-    """vLLM's five query tables: the three dense ones, and two for the sparse path, unclamped.
+    """The five query tables of vLLM: the three dense ones, and two unclamped for the sparse path.
 
     Restated from DualChunkRotaryEmbedding: over one chunk ``t = 0 .. c - 1`` the
     ``qc_no_clamp`` table is ``t + c`` and the ``q_inter`` table ``t + chunk_size``, each read

@@ -546,7 +546,7 @@ def test_rotary_embedding_torch_theta_rescale_is_ntk_aware(lucidrains, head_dim,
 
 
 def test_three_hunyuan_families_compute_ntk_alpha():
-    """transformers 5.23: HunYuan dense, MoE and VL define ``compute_ntk_alpha_rope_parameters``.
+    """In transformers 5.23 HunYuan dense, MoE and VL define ``compute_ntk_alpha_rope_parameters``.
 
     The context-extension page counts them; the reader reads the two text families' configs so
     and refuses HunYuan-VL's text model for another reason (its pairs are not rotations).

@@ -18,8 +18,10 @@ from posenc_ref.rope_extension import (
     base_lower_bound,
     critical_dimension,
     entropy_keeping_scale,
+    first_negative_distance,
     fit_score_function,
     ntk_equivalent_factor,
+    passing_base_intervals,
     rerope_relative_positions,
     score_function,
     self_extend_max_length,
@@ -145,11 +147,52 @@ def test_base_lower_bound_matches_the_published_numbers():
     assert f"{base_lower_bound(8192):.2g}" == "8.4e+04"
     bound = base_lower_bound(1024)
     assert any(not _holds(bound * 10 ** (j / 400), 128, 1024) for j in range(1, 400))
-    # At 4096 the smallest passing base sits in a window 26953 .. 26973 that the grid misses.
+    # At 4096 the smallest passing base sits in a window 26953 .. 26973 that this grid misses
+    # (the page finds it on a finer one: test_base_bound_page_numbers).
     assert [_holds(b, 128, 4096) for b in (26952.0, 26953.0, 26973.0, 26974.0)] == [
         False, True, True, False,
     ]  # fmt: skip
     assert f"{base_lower_bound(4096):.3g}" == "2.87e+04"
+
+
+@pytest.mark.parametrize(
+    ("dim", "length", "low", "high"),
+    [(16, 100, 2.0, 1e3), (32, 300, 100.0, 1e4), (128, 512, 1e3, 5e3), (8, 40, 1.5, 50.0)],
+)
+def test_passing_base_intervals_are_the_brute_force_ones(dim, length, low, high):
+    """Every base of a fine log grid passes iff it lies in a returned interval.
+
+    Each interval's ends pass, and a base just outside fails (unless the end is the range's).
+    """
+    intervals = passing_base_intervals(length, dim, low=low, high=high, per_decade=500)
+    for first, last in intervals:
+        assert first_negative_distance(first, length, dim) is None
+        assert first_negative_distance(last, length, dim) is None
+        if first > low:
+            assert first_negative_distance(first * (1 - 1e-9), length, dim) is not None
+        if last < high:
+            assert first_negative_distance(last * (1 + 1e-9), length, dim) is not None
+    for base in np.geomspace(low, high, 600):
+        inside = any(a <= base <= b for a, b in intervals)
+        assert inside == (first_negative_distance(float(base), length, dim) is None), base
+
+
+def test_base_bound_page_numbers():
+    """The page's numbers: the first passing bases, the published ones that fail, the last window.
+
+    Head 128. First passing base 4,293 (1k), 11,587 (2k), 26,952 (4k), 83,764 (8k); the published
+    1.2e4 fails at distance 1,554 and 2.7e4 at 4,079, 4.3e3 and 8.4e4 pass; at 2k bases fail
+    again up to 22,764.
+    """
+    for context, first in [(1024, 4293), (2048, 11587), (4096, 26952), (8192, 83764)]:
+        (start, _), *_ = passing_base_intervals(context, low=first - 2.0, high=first + 2.0)
+        assert round(start) == first
+    assert first_negative_distance(1.2e4, 2048) == 1554
+    assert first_negative_distance(2.7e4, 4096) == 4079
+    assert first_negative_distance(4.3e3, 1024) is None
+    assert first_negative_distance(8.4e4, 8192) is None
+    ((start, end),) = passing_base_intervals(2048, low=22700.0, high=22800.0)
+    assert round(start) == 22764 and end == 22800.0
 
 
 @given(dim=st.sampled_from([4, 16, 64, 128]), base=bases, ratio=st.floats(1.0, 1e4))
@@ -236,6 +279,7 @@ def test_pi_sinusoids_are_dependent_to_working_precision():
     sv = torch.linalg.svdvals(torch.cat([torch.cos(angles), torch.sin(angles)], dim=1))
     eps = torch.finfo(F64).eps
     assert float(sv[-1]) < 10 * eps * float(sv[0])  # at the rounding level: rank-deficient
+    assert 1e-18 < float(sv[-1] / sv[0]) < 1e-16  # the page's "about 1e-17" (1.6e-17 here)
 
 
 def test_fast_pairs_under_ntk_aware_and_yarn():
