@@ -15,12 +15,16 @@ Derived on the site: [Why context extension works](rope_extension.md).
 - :func:`self_extend_relative_positions` and :func:`rerope_relative_positions`: Self-Extend's
   grouped positions and (leaky) ReRoPE, as maps from a query-key distance to the distance the
   rotation uses.
+- :func:`lm_infinite_positions` and :func:`streaming_llm_positions`: the first tokens kept beside a
+  window of recent ones, every other key dropped, and the distances capped (LM-Infinite) or
+  counted within the cache (StreamingLLM's attention sinks).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -29,6 +33,9 @@ from ._checks import check_base, check_dim, check_int, check_positive_float
 from .absolute import inv_freq as _inv_freq
 
 __all__ = [
+    "SinkWindow",
+    "lm_infinite_positions",
+    "streaming_llm_positions",
     "fit_score_function",
     "score_function",
     "entropy_keeping_scale",
@@ -470,3 +477,69 @@ def rerope_relative_positions(
     if leak is not None:
         far = window + (distance - window) / leak
     return torch.where(distance < window, distance, far)
+
+
+class SinkWindow(NamedTuple):
+    """Which keys a query sees, and at what distance the rotation puts each.
+
+    Attributes
+    ----------
+    distance : torch.Tensor
+        int64, the distance the rotation uses (defined for every pair; it matters where visible).
+    visible : torch.Tensor
+        bool: the key is among the first ``sinks`` tokens or within the last ``window``.
+    """
+
+    distance: torch.Tensor
+    visible: torch.Tensor
+
+
+def _sinks_and_window(sinks: object, window: object) -> tuple[int, int]:
+    return check_int("sinks", sinks, minimum=0), check_int("window", window, minimum=1)
+
+
+def lm_infinite_positions(
+    query_positions: torch.Tensor,
+    key_positions: torch.Tensor,
+    *,
+    sinks: int,
+    window: int,
+    cap: int | None = None,
+) -> SinkWindow:
+    r"""LM-Infinite: the first tokens and a recent window seen, every distance capped.
+
+    Derived on the site: [the first tokens kept](rope_extension.md#extension-sinks).
+
+    A query at :math:`m` sees a key at :math:`p` if :math:`p < n_{\text{sink}}` or
+    :math:`m - p < w` (the Λ-shaped mask), at distance :math:`\min(m - p, c)`, with the cap
+    :math:`c` = ``cap`` (the pre-training length; ``window`` when ``None``). Within the window
+    this is ReRoPE's map (:func:`rerope_relative_positions` with window :math:`c`); the keys in
+    between are not attended at all.
+    """
+    sinks, window = _sinks_and_window(sinks, window)
+    cap = window if cap is None else check_int("cap", cap, minimum=1)
+    m, p = _query_key(query_positions, key_positions)
+    return SinkWindow((m - p).clamp(max=cap), (p < sinks) | (m - p < window))
+
+
+def streaming_llm_positions(
+    query_positions: torch.Tensor, key_positions: torch.Tensor, *, sinks: int, window: int
+) -> SinkWindow:
+    r"""StreamingLLM: the first tokens kept as attention sinks, positions counted in the cache.
+
+    Derived on the site: [the first tokens kept](rope_extension.md#extension-sinks).
+
+    The cache holds the first :math:`n_{\text{sink}}` tokens and the last :math:`w` (the query
+    among them), numbered :math:`0, 1, \ldots` in that order, and keys are rotated by their
+    number in the cache, not in the text. For a query at :math:`m \ge n_{\text{sink}} + w - 1` a
+    recent key keeps its distance :math:`m - p`, and a sink at :math:`p` is seen from
+    :math:`n_{\text{sink}} + w - 1 - p`: no distance exceeds :math:`n_{\text{sink}} + w - 1`.
+    Before the cache is full nothing is dropped and the positions are the text's.
+    """
+    sinks, window = _sinks_and_window(sinks, window)
+    m, p = _query_key(query_positions, key_positions)
+    full = m >= sinks + window - 1  # the cache has started dropping keys
+    visible = (p < sinks) | (m - p < window) | ~full
+    query_slot = torch.where(full, torch.full_like(m, sinks + window - 1), m)
+    key_slot = torch.where(full & (p >= sinks), p - (m - window + 1) + sinks, p)
+    return SinkWindow(query_slot - key_slot, visible)

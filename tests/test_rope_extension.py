@@ -20,12 +20,14 @@ from posenc_ref.rope_extension import (
     entropy_keeping_scale,
     first_negative_distance,
     fit_score_function,
+    lm_infinite_positions,
     ntk_equivalent_factor,
     passing_base_intervals,
     rerope_relative_positions,
     score_function,
     self_extend_max_length,
     self_extend_relative_positions,
+    streaming_llm_positions,
 )
 from posenc_ref.rope_scaling import ntk_aware
 from tests.strategies import bases, head_dims, seeds
@@ -296,3 +298,43 @@ def test_fast_pairs_under_ntk_aware_and_yarn():
     assert float(ratio[0]) == 1.0
     assert f"{1 - float(ratio[3]):.2f}" == "0.13"
     assert math.isclose(float(ratio[3]), 4.0 ** (-6 / 62), rel_tol=1e-12)
+
+
+@given(length=st.integers(1, 300), sinks=st.integers(0, 8), window=st.integers(1, 64),
+       cap=st.integers(1, 64))  # fmt: skip
+@example(length=16384, sinks=4, window=4096, cap=4096)
+def test_lm_infinite_positions(length, sinks, window, cap):
+    """The last query sees the first sinks and the last window keys, each at min(m - p, cap)."""
+    m, p = torch.tensor(length - 1), torch.arange(length)
+    got = lm_infinite_positions(m, p, sinks=sinks, window=window, cap=cap)
+    assert got.visible.tolist() == [q < sinks or length - 1 - q < window for q in range(length)]
+    assert got.distance.tolist() == [min(length - 1 - q, cap) for q in range(length)]
+
+
+@given(length=st.integers(1, 300), sinks=st.integers(0, 8), window=st.integers(1, 64))
+@example(length=16384, sinks=4, window=4092)
+def test_streaming_llm_positions(length, sinks, window):
+    """Keys are numbered by their place in a cache of the first sinks and the last window tokens.
+
+    The query sees at most sinks + window keys, recent ones at their true distance, and no
+    distance exceeds sinks + window - 1; before the cache fills, nothing changes.
+    """
+    m, p = torch.tensor(length - 1), torch.arange(length)
+    got = streaming_llm_positions(m, p, sinks=sinks, window=window)
+    kept = [q for q in range(length) if q < sinks or length - 1 - q < window]
+    if length <= sinks + window:
+        kept = list(range(length))
+    assert got.visible.nonzero().flatten().tolist() == kept
+    cache = {q: slot for slot, q in enumerate(kept)}  # place in the cache, in order
+    assert [int(got.distance[q]) for q in kept] == [cache[length - 1] - cache[q] for q in kept]
+    assert int(got.distance[got.visible].max()) <= sinks + window - 1 or length <= sinks + window
+
+
+@given(length=st.integers(1, 200), window=st.integers(1, 64))
+def test_lm_infinite_within_the_window_is_rerope(length, window):
+    """Without sinks and with cap = window, LM-Infinite is ReRoPE restricted to the window."""
+    m, p = torch.tensor(length - 1), torch.arange(length)
+    got = lm_infinite_positions(m, p, sinks=0, window=window, cap=window)
+    rerope = rerope_relative_positions(m, p, window=window)
+    assert torch.equal(got.distance[got.visible].double(), rerope[got.visible])
+    assert int(got.visible.sum()) == min(length, window)

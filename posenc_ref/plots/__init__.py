@@ -144,6 +144,7 @@ from .rope_extension import (
     extension_positions,
     pi_fit,
     pi_fit_data,
+    sink_positions,
 )
 from .rope_scaling import (
     context_extension,
@@ -195,6 +196,7 @@ __all__ = [
     "pi_fit_data",
     "pi_fit",
     "extension_positions",
+    "sink_positions",
     "pi_bounds_data",
     "pi_bounds",
     "ntk_usable",
