@@ -73,6 +73,7 @@ class Part:
     seeds: tuple[int, ...]
     bases: tuple[float, ...] = (10000.0,)
     finetune: bool = False  # fine-tune the RoPE models at finetune_multiple * L0
+    temperature: bool = False  # also evaluate NoPE with the log-length query scale past L0
 
     def jobs(self) -> list[tuple[str, float, int]]:
         """``(encoding, base, seed)`` of every job, the longest (rotary) first."""
@@ -92,14 +93,19 @@ def _parts() -> dict[str, Part]:
     for half, seeds in halves.items():
         parts.append(Part(f"reverse-{half}", "reverse", KAZEMNEJAD, seeds))
         parts.append(Part(f"base-{half}", "passkey", ("rope",), seeds, bases=BASES))
+    for task in ("passkey", "copy"):  # the NoPE models of the parts above, retrained (same seeds)
+        parts.append(Part(f"{task}-nope-temperature", task, ("nope",), ten, temperature=True))
     return {part.name: part for part in parts}
 
 
 PARTS = _parts()
-SMOKE = Part("smoke", "", ENCODINGS, (0,), finetune=True)  # every task, one seed
+SMOKE = Part("smoke", "", ENCODINGS, (0,), finetune=True, temperature=True)  # every task
 
 
-def run_job(config: Config, task: str, encoding: str, base: float, seed: int, tune: bool) -> dict:
+def run_job(
+    config: Config, task: str, encoding: str, base: float, seed: int, tune: bool,
+    temperature: bool = False,
+) -> dict:  # fmt: skip
     """Train one model and evaluate it everywhere: ``{"job": ..., "rows": [...]}``."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -109,7 +115,7 @@ def run_job(config: Config, task: str, encoding: str, base: float, seed: int, tu
     job.update(train(model, config, task, seed))
     job["train_s"] = round(time.perf_counter() - start, 3)
     job["train_cpu_s"] = round(time.process_time() - cpu, 3)
-    rows = _evaluate_all(model, config, job, finetuned=None)
+    rows = _evaluate_all(model, config, job, finetuned=None, temperature=temperature)
     if tune and encoding == "rope":
         for method in FINETUNE_METHODS:
             tuned = copy.deepcopy(model)
@@ -123,7 +129,9 @@ def run_job(config: Config, task: str, encoding: str, base: float, seed: int, tu
     return {"job": job, "rows": rows}
 
 
-def _evaluate_all(model, config: Config, job: dict, finetuned: str | None) -> list[dict]:
+def _evaluate_all(
+    model, config: Config, job: dict, finetuned: str | None, temperature: bool = False
+) -> list[dict]:
     """Rows at every evaluation length, for every method that applies to the encoding."""
     rows = []
     for length in config.eval_lengths:
@@ -135,6 +143,8 @@ def _evaluate_all(model, config: Config, job: dict, finetuned: str | None) -> li
             plan = [(m, factor) for m in methods]
             if job["encoding"] == "xpos":
                 plan.append(("blockwise", 1.0))
+            if temperature and job["encoding"] == "nope" and factor > 1:
+                plan.append(("logscale", 1.0))
         for method, factor in plan:
             counts = evaluate(model, config, job["task"], job["seed"], length, method, factor)
             key = {k: job[k] for k in ("task", "encoding", "base", "seed")}
@@ -151,8 +161,9 @@ def _job_args(config: Config, part: Part) -> list[tuple]:
     if part is SMOKE:
         from .tasks import TASKS
 
-        return [(config, t, e, 10000.0, 0, True) for t in TASKS for e in ENCODINGS]
-    return [(config, part.task, e, b, s, part.finetune) for e, b, s in part.jobs()]
+        return [(config, t, e, 10000.0, 0, True, True) for t in TASKS for e in ENCODINGS]
+    return [(config, part.task, e, b, s, part.finetune, part.temperature)
+            for e, b, s in part.jobs()]  # fmt: skip
 
 
 def run(config: Config, part: Part, workers: int = 1) -> dict:

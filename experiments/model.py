@@ -19,7 +19,9 @@ The rotary ones can be evaluated with a context-extension method for a factor :m
 (``"pi"``, ``"ntk"``, ``"yarn"`` from :mod:`posenc_ref.rope_scaling`, and ``"yarn-t1"``: YaRN's
 frequencies with its attention factor left at 1); the method only replaces the frequencies (and
 YaRN's attention factor), never the weights. xPos can also be evaluated with ``"blockwise"``, its
-paper's blockwise causal attention (:func:`blockwise_causal_mask`).
+paper's blockwise causal attention (:func:`blockwise_causal_mask`), and any encoding with
+``"logscale"``: each query multiplied by :func:`posenc_ref.query_scale.log_length_scale`, a logit
+temperature that grows with the number of keys past L0.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from posenc_ref import (
     t5_relative_bucket,
 )
 from posenc_ref.beyond_rope import p_rope, xpos_cos_sin
+from posenc_ref.query_scale import log_length_scale
 
 ENCODINGS = (
     "sinusoidal", "learned", "t5", "alibi", "kerple", "fire", "rope", "nope", "p-rope", "xpos",
@@ -52,7 +55,7 @@ ENCODINGS = (
 ROTARY = ("rope", "p-rope", "xpos")
 BIASED = ("t5", "alibi", "kerple", "fire")
 SCALINGS = ("none", "pi", "ntk", "yarn", "yarn-t1")
-METHODS = (*SCALINGS, "blockwise")
+METHODS = (*SCALINGS, "blockwise", "logscale")
 KERPLE_MIN = 0.01  # KERPLE's reference code clamps both parameters to at least this after a step
 
 
@@ -62,7 +65,7 @@ def rotary_frequencies(
     """``(inv_freq, attention_factor)`` for a context-extension method at factor ``s``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if method in ("none", "blockwise") or factor == 1.0:
+    if method in ("none", "blockwise", "logscale") or factor == 1.0:
         return inv_freq(head_dim, base), 1.0
     if method == "pi":
         scaled = rope_scaling.linear(head_dim, base, factor=factor)
@@ -107,6 +110,8 @@ class Block(nn.Module):
         if "q_tables" in position:  # rotary: xPos has different query and key tables
             q = apply_rope(q, *position["q_tables"])
             k = apply_rope(k, *position["k_tables"])
+        if "q_scale" in position:  # a logit temperature per query position, (L,)
+            q = q * position["q_scale"][:, None]
         attn = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=bias is None)
         x = x + self.out(attn.transpose(1, 2).reshape(batch, length, dim))
         return x + self.mlp(self.norm2(x))
@@ -241,6 +246,9 @@ class TinyTransformer(nn.Module):
         # Sun et al.'s blocks are half the training length: a query sees L0/2 to L0 - 1 tokens.
         mask = blockwise_causal_mask(length, self.train_len // 2) if method == "blockwise" else None
         rotations = self._rotations(length, method, factor)
+        if method == "logscale":
+            scale = log_length_scale(torch.arange(length), self.train_len)
+            rotations = {**rotations, "q_scale": scale.to(x.dtype)}
         for block, bias in zip(self.blocks, self._biases(length, mask), strict=True):
             x = block(x, rotations, bias)
         return self.head(self.norm(x))

@@ -13,6 +13,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from experiments import compare, model, report
 from experiments.compare import CONFIGS, PARTS, SMOKE, load, run
@@ -96,7 +97,7 @@ def test_smoke_separates_the_methods():
             assert gap > 2 * LOGPROB_ATOL, (key, by_method)
             checked += 1
     far = [n for n in CONFIGS["smoke"].eval_lengths if n >= 2 * l0]
-    assert checked == len(TASKS) * len(ROTARY) * len(far) and far
+    assert checked == len(TASKS) * (len(ROTARY) + 1) * len(far) and far  # + NoPE's logscale
 
 
 # --------------------------------------------------------------------------- the wiring
@@ -200,6 +201,31 @@ def test_teacher_forced_exact_match_is_greedy_generation():
     assert score(net, wrong, method="yarn", factor=2.0)["exact"] == 3
 
 
+def test_logscale_multiplies_each_query_by_the_log_length_scale(monkeypatch):
+    """The "logscale" logits are the plain model's with every query scaled by log_length_scale.
+
+    Inside L0 the scale is 1, so there the logits are the plain ones; past it they differ.
+    """
+    from posenc_ref.query_scale import log_length_scale
+
+    torch.manual_seed(0)
+    net = TinyTransformer("nope", vocab=VOCAB, dim=32, heads=2, layers=2, train_len=8).double()
+    tokens = torch.randint(0, VOCAB, (2, 32))
+    actual = net(tokens, method="logscale")
+    scale = log_length_scale(torch.arange(32), 8).double()
+    plain = F.scaled_dot_product_attention
+
+    def scaled(q, *args, **kwargs):  # the query scaled by hand, before plain attention
+        return plain(q * scale[:, None], *args, **kwargs)
+
+    monkeypatch.setattr(model.F, "scaled_dot_product_attention", scaled)
+    torch.testing.assert_close(actual, net(tokens), rtol=1e-10, atol=1e-10)
+    monkeypatch.undo()
+    short = tokens[:, :8]
+    torch.testing.assert_close(net(short, method="logscale"), net(short), rtol=0, atol=0)
+    assert float((actual - net(tokens)).abs().max()) > 1e-3
+
+
 # --------------------------------------------------------------------------- tasks and model
 
 
@@ -255,8 +281,9 @@ def test_model_runs_every_encoding_past_l0(encoding):
                           t5_buckets=8)  # fmt: skip
     tokens = torch.zeros(2, 64, dtype=torch.long)
     assert net(tokens).shape == (2, 64, VOCAB)
-    for method in [*SCALINGS[1:], "blockwise"]:
-        applies = encoding in ROTARY if method != "blockwise" else encoding == "xpos"
+    for method in [*SCALINGS[1:], "blockwise", "logscale"]:
+        special = {"blockwise": encoding == "xpos", "logscale": True}  # logscale: any encoding
+        applies = special.get(method, encoding in ROTARY)
         if applies:
             assert torch.isfinite(net(tokens, method=method, factor=8.0)).all()
         else:
@@ -367,6 +394,8 @@ def _expected_rows(config, part, encoding, seed) -> set:
         rows |= {(None, length, m) for m in methods}
         if encoding == "xpos":
             rows.add((None, length, "blockwise"))
+        if part.temperature and encoding == "nope" and s > 1:
+            rows.add((None, length, "logscale"))
         if part.finetune and encoding == "rope":
             rows |= {(m, length, m) for m in compare.FINETUNE_METHODS}
     return rows
@@ -379,7 +408,11 @@ def test_stored_part_matches_the_script(name):
     if stored is None:
         pytest.skip(f"part {name} is not in the data file (the page lists it as not run)")
     config, part = CONFIGS["full"], PARTS[name]
-    assert stored["config"] == _as_stored(config) and stored["part"] == _as_stored(part)
+    # A field added to Part after a part ran is absent from its block: its default was in force.
+    fields = {f.name: f.default for f in dataclasses.fields(compare.Part)}
+    assert stored["config"] == _as_stored(config)
+    assert {**_as_stored(part), **stored["part"]} == _as_stored(part)
+    assert all(_as_stored(part)[k] == fields[k] for k in fields if k not in stored["part"])
     jobs = {(j["encoding"], j["base"], j["seed"]): j for j in stored["jobs"]}
     assert set(jobs) == {(e, float(b), s) for e, b, s in part.jobs()}
     for job in jobs.values():
