@@ -171,6 +171,7 @@ def run(config: Config, part: Part, workers: int = 1) -> dict:
     args = _job_args(config, part)
     load_before = os.getloadavg()
     start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own_before = resource.getrusage(resource.RUSAGE_SELF)
     if workers == 1:
         results = [_job(a) for a in args]
     else:
@@ -193,7 +194,12 @@ def run(config: Config, part: Part, workers: int = 1) -> dict:
         "workers": workers,
         "nice": os.nice(0),
         "wall_s": round(wall, 1),
-        "cpu_s": round(children_cpu + own.ru_utime + own.ru_stime, 1),
+        "cpu_s": round(
+            children_cpu
+            + (own.ru_utime + own.ru_stime)
+            - (own_before.ru_utime + own_before.ru_stime),
+            1,
+        ),  # fmt: skip
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() - wall)),

@@ -13,15 +13,17 @@ run met the convergence criterion at L0, and every table says how many that is.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import statistics
 from collections import defaultdict
 
-from .compare import FINETUNE_METHODS, KAZEMNEJAD, PARTS, load
+from .compare import CONFIGS, FINETUNE_METHODS, KAZEMNEJAD, PARTS, load
 from .model import ENCODINGS, ROTARY, SCALINGS
 from .stats import Interval, interval, paired
 
-__all__ = ["load", "Results", "site_figures"]
+__all__ = ["load", "Results", "site_figures", "ENCODINGS", "KAZEMNEJAD", "PARTS"]
 
 BASE = 10000.0
 METHOD_NAMES = {
@@ -56,7 +58,9 @@ class Results:
         self.parts = data["parts"]
         self.missing = [name for name in PARTS if name not in self.parts]
         blocks = list(self.parts.values())
-        self.config = blocks[0]["config"] if blocks else None
+        # With no part stored yet, the script's configuration (as the data file would hold it).
+        fallback = json.loads(json.dumps(dataclasses.asdict(CONFIGS["full"])))
+        self.config = blocks[0]["config"] if blocks else fallback
         self.jobs: dict[tuple, dict] = {}
         self.rows: dict[tuple, dict] = {}
         for block in blocks:
@@ -104,6 +108,19 @@ class Results:
         """The evaluation lengths, L0 first."""
         return list(self.config["eval_lengths"])
 
+    def has(self, task: str, encoding: str, base: float = BASE) -> bool:
+        """Whether any run of ``(task, encoding, base)`` is stored."""
+        return bool(self.seeds(task, encoding, base))
+
+    def waiting(self, *names: str) -> str:
+        """A note naming the parts (of ``names``) not in the data file, or ``""``."""
+        left = [n for n in names if n in self.missing]
+        if not left:
+            return ""
+        return (f"*Not run yet: part{'s' if len(left) > 1 else ''} {', '.join(left)} "
+                "(see [Reproducing it](#comparison-reproduce)); the numbers below use the parts "
+                "that are in the data file.*")  # fmt: skip
+
 
 # --------------------------------------------------------------------------- formatting
 
@@ -134,6 +151,8 @@ def length_name(n: int, l0: int) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]], right_from: int = 1) -> str:
+    if not rows:
+        return "*No converged run of this yet.*"
     align = ["---"] * right_from + ["---:"] * (len(head) - right_from)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -314,26 +333,46 @@ def base_table(r: Results, lengths: list[int]) -> str:
     return _table(head, rows, right_from=1)
 
 
-# --------------------------------------------------------------------------- Kazemnejad et al.
+# --------------------------------------------------------------------------- NoPE
 
 
-def mean_reciprocal_rank(r: Results, tasks=("copy", "reverse"), encodings=KAZEMNEJAD) -> dict:
-    """Kazemnejad et al.'s summary: each encoding's mean of 1/rank over (task, length) cells.
+def nope_temperature_table(r: Results, task: str, lengths: list[int]) -> str:
+    """NoPE as trained and with the log-length query scale, and their paired difference."""
+    head = ["", "n"] + [length_name(n, r.l0) for n in lengths]
+    plain = [r.cell(task, "nope", n) for n in lengths]
+    scaled = [r.cell(task, "nope", n, "logscale") for n in lengths]
+    diffs = [paired(r.scores(task, "nope", n, "logscale"), r.scores(task, "nope", n))
+             for n in lengths]  # fmt: skip
+    rows = [
+        ["as trained", str(plain[0].n)] + [fmt(c) for c in plain],
+        ["with the log-length scale", str(scaled[0].n)] + [fmt(c) for c in scaled],
+        ["difference (paired)", str(diffs[0].n)] + [fmt_diff(d) for d in diffs],
+    ]
+    return _table(head, rows, right_from=1)
 
-    In each cell past L0 (every evaluation length up to 2 L0), the encodings are ranked by their
-    mean exact-match score over converged seeds (ties share the better rank).
+
+def retrained_rows_agree(data: dict, task: str) -> tuple[int, int]:
+    """``(agreeing, compared)``: NoPE's unscaled rows, main parts against the retrained part.
+
+    The temperature part retrains the NoPE models of the main parts from the same seeds; every
+    count of every unscaled row should come out the same.
     """
-    lengths = [n for n in r.lengths() if r.l0 < n <= 2 * r.l0]
-    reciprocal: dict[str, list[float]] = defaultdict(list)
-    for task in tasks:
-        for n in lengths:
-            means = {e: r.cell(task, e, n).mean for e in encodings}
-            if any(math.isnan(v) for v in means.values()):
-                continue
-            for e, v in means.items():
-                rank = 1 + sum(other > v for other in means.values())
-                reciprocal[e].append(1 / rank)
-    return {e: statistics.fmean(v) for e, v in reciprocal.items()}
+    part = data["parts"].get(f"{task}-nope-temperature")
+    if part is None:
+        return 0, 0
+    key = ("seed", "eval_len", "method", "finetune")
+    counts = ("correct", "exact", "first", "scored", "sequences")
+    again = {tuple(r[k] for k in key): r for r in part["rows"]}
+    agree = compared = 0
+    for name, block in data["parts"].items():
+        if name == f"{task}-nope-temperature" or block["part"]["task"] != task:
+            continue
+        for row in block["rows"]:
+            other = again.get(tuple(row[k] for k in key))
+            if row["encoding"] == "nope" and other is not None:
+                compared += 1
+                agree += all(row[c] == other[c] for c in counts)
+    return agree, compared
 
 
 # --------------------------------------------------------------------------- timing
@@ -374,6 +413,35 @@ def timing(data: dict) -> dict:
         "nice": sorted({b["nice"] for b in blocks}),
         "commits": sorted({b["code"] for b in blocks if b.get("code")}),
     }
+
+
+def timing_note(data: dict) -> str:
+    """What the stored parts took, on what machine, and how the CPU was shared."""
+    t = timing(data)
+    if not t["parts"]:
+        return "No part of the full run is stored yet."
+    share = t["cpu_s"] / t["wall_s"] if t["wall_s"] else 0.0
+    nice = ", ".join(str(n) for n in t["nice"])
+    missing = [name for name in PARTS if name not in data["parts"]]
+    workers = sorted({b["workers"] for b in data["parts"].values()})
+    text = (
+        f"The {t['parts']} stored parts ({t['jobs']} jobs) took {t['wall_s'] / 3600:.1f} hours of "
+        f"wall time and {t['cpu_s'] / 3600:.1f} CPU-hours on a {t['cpu_count']}-core machine, "
+        f"with {' or '.join(map(str, workers))} worker processes at niceness {nice}. The machine "
+        f"was shared with other work throughout, and the parts got {share:.2f} of a core on "
+        "average (CPU time over wall time): on an idle machine with two cores, the CPU column is "
+        f"what a part needs (at most {t['longest_cpu_s'] / 60:.0f} CPU-minutes, about "
+        f"{t['longest_cpu_s'] / 120:.0f} minutes of the two cores). The niceness decided little: "
+        "Linux's scheduler first shares the CPU equally between autogroups (one per login "
+        "session) and applies niceness only among the processes of one session, so the parts' "
+        "niceness ranked them below the other work of the session that started them, and the "
+        "other sessions' work shared the cores with them as equals. The load averages in the "
+        "table count those other processes."
+    )
+    if missing:
+        text += (f" Not run yet: {', '.join(missing)}; each can be run alone with the command "
+                 "above, and adds its block to the data file.")  # fmt: skip
+    return text
 
 
 def site_figures(data: dict) -> dict:
