@@ -179,6 +179,21 @@ def setting(r: Results) -> str:
     )
 
 
+def finetune_setting(r: Results) -> str:
+    """The fine-tune's settings, read from the config."""
+    c = r.config
+    s = c["finetune_multiple"]
+    return (
+        f"The fine-tune runs at {s} L0 = {s * c['train_len']} tokens with s = {s}: fresh Adam at "
+        f"a constant learning rate of {c['finetune_lr']:g} ({c['finetune_lr'] / c['lr']:.2g} of "
+        f"pre-training's), batches of {c['finetune_batch']}, until {c['target']:.0%} of "
+        f"{c['val_batch']} validation sequences at that length are answered exactly (looked at "
+        f"every {c['finetune_check_every']} steps) or for at most {c['finetune_max_steps']} steps. "
+        f"The fine-tuned model is then scored at every length with its method at s = {s}, as a "
+        "model deployed with a static factor is:"
+    )
+
+
 def convergence_table(r: Results, task: str, encodings=ENCODINGS) -> str:
     """Per encoding: converged seeds, and the steps it took (median and range)."""
     rows = []
