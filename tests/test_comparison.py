@@ -462,3 +462,17 @@ def test_report_tables_and_figures():
         "comparison_accuracy.svg", "comparison_scaling.svg", "comparison_distance.svg",
         "comparison_base.svg", "comparison_finetune.svg",
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("task", ["passkey", "copy"])
+def test_retrained_nope_models_reproduce_the_full_run(task):
+    """The NoPE temperature parts retrain the main parts' NoPE models from the same seeds.
+
+    Every count of every unscaled row they share must be the same: a re-run of full-run numbers,
+    part of the data file, not a copy of them.
+    """
+    data = load()
+    agree, compared = report.retrained_rows_agree(data, task)
+    if not compared:
+        pytest.skip(f"the {task} NoPE rows are not in both a main part and the temperature part")
+    assert agree == compared
