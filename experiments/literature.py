@@ -75,23 +75,36 @@ def literature(r: Results) -> str:
         f"({_agreement(alibi_rope, 1)}), ALiBi minus sinusoidal {fmt_diff(alibi_sin)} "
         f"({_agreement(alibi_sin, 1)}); the distance figure shows where ALiBi loses the needle."
     )
-    best_copy = max((r.cell("copy", e, two).mean for e in ENCODINGS if r.has("copy", e)),
-                    default=math.nan)  # fmt: skip
+    copies = [r.cell("copy", e, two).mean for e in ENCODINGS if r.cell("copy", e, two).n]
+    verdict = (f"no encoding copies a whole sequence of 2 L0 more than {max(copies):.2f} of the "
+               f"time: {'agrees' if max(copies) < 0.5 else 'disagrees'}" if copies
+               else "not measured yet")  # fmt: skip
     bullets.append(
         "**Ruoss et al. (2023)**: on algorithmic tasks such as duplicating or reversing a string, "
         "the usual encodings (sinusoidal, relative, RoPE, ALiBi, learned) fail on longer inputs, "
-        f"which motivates their randomized positions. Here no encoding copies a whole sequence of "
-        f"2 L0 more than {best_copy:.2f} of the time: agrees."
+        f"which motivates their randomized positions. Here {verdict}."
     )
     tuned = {m: r.cell("passkey", "rope", far, m, finetune=m) for m in FINETUNE_METHODS}
     pi_gain = paired(r.scores("passkey", "rope", far, "pi", finetune="pi"),
                      r.scores("passkey", "rope", far, "pi"))  # fmt: skip
+    adapted = _finetune_convergence(r, "passkey")
+    if adapted:
+        faster = adapted["pi"][0] > adapted["none"][0]
+        speed = (
+            "converged within the cap: "
+            + ", ".join(f"{name} {done} of {runs}" for name, (done, runs) in (
+                ("unscaled", adapted["none"]), ("PI", adapted["pi"]), ("YaRN", adapted["yarn"])))
+            + (" (agrees that PI adapts faster)" if faster
+               else " (disagrees: here plain fine-tuning adapts faster than PI)")
+        )  # fmt: skip
+    else:
+        speed = "not measured yet"
     bullets.append(
         "**Chen et al. (2023)**: Position Interpolation needs a short fine-tune at the new length, "
-        "after which it works where plain fine-tuning at that length adapts slowly. Here, whole "
-        f"passkeys at {far // r.l0} L0 after the fine-tune: unscaled {fmt(tuned['none'])}, PI "
-        f"{fmt(tuned['pi'])}, YaRN {fmt(tuned['yarn'])}; the fine-tune's gain for PI "
-        f"{fmt_diff(pi_gain)} ({_agreement(pi_gain, 1)})."
+        "after which it works, and it adapts faster than plain fine-tuning at that length. Here, "
+        f"whole passkeys at {far // r.l0} L0 after the fine-tune: unscaled {fmt(tuned['none'])}, "
+        f"PI {fmt(tuned['pi'])}, YaRN {fmt(tuned['yarn'])}; the fine-tune's gain for PI "
+        f"{fmt_diff(pi_gain)} ({_agreement(pi_gain, 1)} that PI needs it); {speed}."
     )
     yarn_ntk = paired(
         r.scores("passkey", "rope", far, "yarn"), r.scores("passkey", "rope", far, "ntk")
@@ -103,10 +116,12 @@ def literature(r: Results) -> str:
                   r.scores("passkey", "rope", far, "yarn-t1"))  # fmt: skip
     bullets.append(
         "**Peng et al. (2023)**: without fine-tuning YaRN extends further than NTK-aware scaling "
-        "and PI, and its temperature lowers perplexity. Here, RoPE on passkey at "
+        "and PI, it needs less fine-tuning, and its temperature lowers perplexity. Here, RoPE on "
+        "passkey at "
         f"{far // r.l0} L0: YaRN minus NTK-aware {fmt_diff(yarn_ntk)} ({_agreement(yarn_ntk, 1)}), "
         f"YaRN minus PI {fmt_diff(yarn_pi)} ({_agreement(yarn_pi, 1)}), YaRN minus YaRN without "
-        f"its temperature {fmt_diff(temp)} ({_agreement(temp, 1)})."
+        f"its temperature {fmt_diff(temp)} ({_agreement(temp, 1)}); on fine-tuning, see the "
+        "Chen et al. line."
     )
     nope = paired(r.scores("passkey", "nope", far, "logscale"), r.scores("passkey", "nope", far))
     bullets.append(
@@ -117,10 +132,30 @@ def literature(r: Results) -> str:
     )
     why = (
         "\n\nWhere they differ, the setting explains more than the encodings need to: these "
-        "models are four orders of magnitude smaller, trained to a criterion on one synthetic task "
+        f"models have {_parameters(r):,} parameters, three to five orders of magnitude fewer than "
+        "the papers', and are trained to a criterion on one synthetic task "
         "rather than on text, with factors up to 8 rather than 16 to 32, and scored on whole "
         "answers rather than perplexity. A result that holds here and in the paper is evidence "
         "that it does not depend on those differences; one that does not is a question about "
         "which of them matters, not a refutation."
     )
     return "\n".join(f"- {b}" for b in bullets) + why
+
+
+def _finetune_convergence(r: Results, task: str) -> dict[str, tuple[int, int]]:
+    """Per fine-tune method: how many of the converged RoPE runs' fine-tunes converged."""
+    jobs = [r.jobs[task, "rope", 10000.0, s] for s in r.converged(task, "rope")]
+    out = {}
+    for m in FINETUNE_METHODS:
+        tuned = [j[f"finetune_{m}"] for j in jobs if f"finetune_{m}" in j]
+        if tuned:
+            out[m] = (sum(t["converged"] for t in tuned), len(tuned))
+    return out if len(out) == len(FINETUNE_METHODS) else {}
+
+
+def _parameters(r: Results) -> int:
+    """The trainable parameters of the RoPE model of the full configuration."""
+    from .compare import CONFIGS
+    from .train import build_model
+
+    return sum(p.numel() for p in build_model(CONFIGS["full"], "rope", 0, 10000.0).parameters())

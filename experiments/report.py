@@ -317,7 +317,7 @@ def method_differences(r: Results, task: str, length: int, encoding: str = "rope
 
 def finetune_table(r: Results, task: str, lengths: list[int]) -> str:
     """RoPE fine-tuned at 8 L0 with each method, beside the same method without fine-tuning."""
-    head = ["method", "fine-tuned", "converged", "fine-tune steps"] + [
+    head = ["method", "fine-tuned", "converged", "steps to converge"] + [
         length_name(n, r.l0) for n in lengths
     ]
     rows = []
@@ -326,7 +326,8 @@ def finetune_table(r: Results, task: str, lengths: list[int]) -> str:
         tuned = [j[f"finetune_{m}"] for j in jobs if f"finetune_{m}" in j]
         steps = [t["steps"] for t in tuned if t["converged"]]
         spread = f"{statistics.median(steps):g} ({min(steps)}-{max(steps)})" if steps else "-"
-        before = [r.cell(task, "rope", n, m) for n in lengths]
+        # at L0 every method is the identity: the unscaled model's row
+        before = [r.cell(task, "rope", n, m if n > r.l0 else "none") for n in lengths]
         after = [r.cell(task, "rope", n, m, finetune=m) for n in lengths]
         rows.append([METHOD_NAMES[m], "no", "", ""] + [fmt(c) for c in before])
         count = f"{len(steps)} of {len(tuned)}"
