@@ -53,6 +53,19 @@ def _frequencies(inv_freq: object) -> torch.Tensor:
     return inv_freq.to(F64)
 
 
+def _distances(distances: object) -> torch.Tensor:
+    value = torch.as_tensor(distances)
+    if value.is_complex() or value.dtype == torch.bool or value.dim() != 1:
+        raise ValueError(
+            f"distances must be a 1-D real tensor, got shape {tuple(value.shape)} and dtype "
+            f"{value.dtype}"
+        )
+    value = value.to(F64)
+    if not bool(torch.isfinite(value).all()):
+        raise ValueError("distances must be finite")
+    return value
+
+
 def interpolation_bound(
     inv_freq: torch.Tensor, distances: torch.Tensor, *, h_max: float = 1.0, spacing: float = 1.0
 ) -> torch.Tensor:
@@ -90,7 +103,7 @@ def interpolation_bound(
     omega = _frequencies(inv_freq)
     h_max = check_positive_float("h_max", h_max)
     spacing = check_positive_float("spacing", spacing)
-    s = torch.as_tensor(distances, dtype=F64)
+    s = _distances(distances)
     s1 = torch.floor(s / spacing) * spacing
     return (s - s1) * (s1 + spacing - s) / 2 * h_max * float((omega**2).sum())
 
@@ -148,7 +161,9 @@ def extrapolation_bound(
         raise ValueError(
             f"h must have the shape of inv_freq {tuple(omega.shape)}, got {tuple(h.shape)}"
         )
-    s = torch.as_tensor(distances, dtype=F64)
+    if not bool(torch.isfinite(torch.view_as_real(h)).all()):
+        raise ValueError("h must be finite")
+    s = _distances(distances)
     phasors = torch.exp(1j * s[:, None] * omega[None, :])  # (R, N)
     partial = torch.cumsum(phasors, dim=1).abs().sum(dim=1)  # sum_k |S_k(s)|, (R,)
     steps = torch.cat([h[:-1] - h[1:], h[-1:]])  # h_{k-1} - h_k, with h_N = 0

@@ -189,3 +189,21 @@ def test_resonance_page_numbers():
     assert torch.allclose(before[3:], after[3:], atol=0.01)
     assert [round(x, 9) for x in (2 * math.pi / resonance_inv_freq(16))[:3].tolist()] == [
         6.0, 20.0, 63.0]  # fmt: skip
+
+
+def test_bad_input_is_refused_with_the_argument_named():
+    omega = inv_freq(16)
+    with pytest.raises(ValueError, match="distances must be finite"):
+        interpolation_bound(omega, torch.tensor([float("nan")]))
+    with pytest.raises(ValueError, match="distances must be a 1-D"):
+        extrapolation_bound(torch.ones(8, dtype=torch.complex128), omega, torch.ones(2, 2))
+    with pytest.raises(ValueError, match="h must have the shape"):
+        extrapolation_bound(torch.ones(3, dtype=torch.complex128), omega, torch.ones(2))
+    with pytest.raises(ValueError, match="inv_freq must be"):
+        interpolation_bound(torch.tensor([-1.0]), torch.ones(1))
+    with pytest.raises(ValueError, match="critical must be an even integer"):
+        extrapolation_limit(16, 1e4, 5)
+    with pytest.raises(ValueError, match="max_len"):
+        angle_gap(omega, 64, 32)
+    with pytest.raises(ValueError, match="factor"):
+        ntk_usable_ratio(16, 1e4, 0.5, 64)
