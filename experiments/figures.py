@@ -147,7 +147,7 @@ def finetune_figure(r: Results):
     """RoPE fine-tuned at 8 L0 (solid) and not (dashed), per method, on passkey and copy."""
     plt = _pyplot()
     lengths = r.lengths()
-    fig, axes = plt.subplots(1, 2, figsize=(11.0, 3.6), sharey=True, constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.0), sharey=True, constrained_layout=True)
     for ax, task in zip(axes, ("passkey", "copy"), strict=True):
         for i, m in enumerate(("none", "pi", "yarn")):
             colour = f"C{i}"
@@ -162,7 +162,8 @@ def finetune_figure(r: Results):
         ax.set_xlabel("evaluation length")
     axes[0].set_ylabel("exact match")
     axes[0].set_ylim(-0.02, 1.02)
-    axes[1].legend(fontsize=7, loc="center right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=7)
     return fig
 
 
