@@ -286,6 +286,42 @@ def order_sentence(r: Results, task: str, length: int, encodings=ENCODINGS,
     return "; ".join(parts)
 
 
+def observations(r: Results) -> str:
+    """What stands out on passkey at the longest length, each claim computed and its interval given.
+
+    Finding the marker against copying the key (first digit minus whole key, paired), and, for
+    xPos with blockwise attention, the share of needles a query can still see.
+    """
+    far = max(r.lengths())
+    lines = []
+    gaps = []
+    for e in ENCODINGS:
+        d = paired(r.scores("passkey", e, far, metric="first"), r.scores("passkey", e, far))
+        if d.excludes_zero() and d.mean > 0.2:
+            gaps.append(f"{NAMES[e]} {fmt_diff(d)}")
+    if gaps:
+        lines.append(
+            "**Finding the marker is not copying the key.** At the longest length some encodings "
+            "find the marker (the first digit) far more often than they write the whole key "
+            f"(first digit minus whole key, paired): {'; '.join(gaps)}. The digits after the "
+            "first are read by their position relative to the marker's, and that is what fails "
+            "past L0 for these encodings."
+        )
+    block = r.cell("passkey", "xpos", far, "blockwise")
+    if block.n:
+        # The question (QRY, at L - 4) sees from the start of the block before its own; the
+        # needle's first digit sits d = 4 .. L - 6 tokens back, uniformly (tasks.passkey_batch).
+        size, query = r.l0 // 2, far - 4
+        reach = query - (query // size - 1) * size
+        share = (reach - 4 + 1) / (far - 9)
+        lines.append(
+            "**Blockwise attention hides the far needle.** With xPos's blockwise causal attention "
+            f"(blocks of {size}) the question at {far} tokens sees {reach} tokens back, so only "
+            f"needles within that reach can be read, {share:.2f} of them; it scores {fmt(block)}."
+        )
+    return "\n\n".join(lines) if lines else "*Not measured yet.*"
+
+
 # --------------------------------------------------------------------------- extension
 
 

@@ -304,6 +304,18 @@ def test_blockwise_mask_sees_its_block_and_the_one_before():
         assert len(keys) - 1 <= 2 * 4 - 1  # earlier tokens: at most 2 * block - 1
 
 
+def test_blockwise_reach_of_the_question():
+    """The page's reach: at 256 tokens, blocks of 16, the question (QRY at 252) sees 28 back.
+
+    The first visible key is the start of the block before the question's own (224), which is
+    what report.observations computes as query - (query // size - 1) * size.
+    """
+    size, length = CONFIGS["full"].train_len // 2, 8 * CONFIGS["full"].train_len
+    query = length - 4
+    first = int((blockwise_causal_mask(length, size)[query] == 0).nonzero()[0])
+    assert query - first == query - (query // size - 1) * size == 28
+
+
 def test_learned_rows_past_l0_are_never_trained():
     """The learned table has 8 L0 rows; training moves rows < L0 and leaves the others as drawn."""
     config = dataclasses.replace(CONFIGS["smoke"], max_steps=3, check_every=3)
