@@ -7,7 +7,7 @@ Qwen2.5-1M's configs carry a ``dual_chunk_attention_config`` (``chunk_size``, ``
 SGLang run these models with dual chunk attention (DCA), which keeps the frequencies and changes
 the *positions*. With :math:`S` = ``chunk_size``, :math:`w` = ``local_size`` and the chunk length
 :math:`c = S - w`, a key at position :math:`j` is rotated at :math:`j \bmod c`, and a query at
-position :math:`i` is rotated at one of three positions, chosen by how many chunks lie between
+position :math:`i` is scored at one of three positions, chosen by how many chunks lie between
 it and the key:
 
 .. math::
@@ -25,9 +25,13 @@ pair then depends on the distance :math:`q_{\text{regime}}(i) - (j \bmod c)` ins
 its ``q``, ``qc`` and ``k`` tables; the ``qc`` table at :math:`c - 1` for the inter-chunk
 query) and ``vllm/attention/backends/dual_chunk_flash_attn.py`` (which query meets which keys),
 and from SGLang's copies (``python/sglang/srt/layers/rotary_embedding/rope_variant.py``,
-``python/sglang/srt/layers/attention/dual_chunk_flashattention_backend.py``). Both engines
-default to ``chunk_size`` 8192 and ``local_size`` 1024 where the config omits them; the
-Qwen2.5-1M configs give 262144 and 8192.
+``python/sglang/srt/layers/attention/dual_chunk_flashattention_backend.py``). vLLM rotates each
+query five ways, not three: two more tables, :math:`i \bmod c + c` and :math:`i \bmod c + S`
+without the clamp (:func:`dual_chunk_sparse_positions`), feed only its sparse-attention path,
+which scores the last queries against every chunk to choose the keys to keep. The attention
+backends default to ``chunk_size`` 8192 and ``local_size`` 1024 where the config omits them, but
+vLLM's rotary module takes both as required arguments (``get_rope`` passes on only the keys the
+config has), so a config without them fails there; the Qwen2.5-1M configs give 262144 and 8192.
 
 Both functions take the chunk sizes keyword-only and integer positions, and work in integers
 (no angles: the rotation itself is :func:`posenc_ref.rope.apply_rope` at these positions).
@@ -42,7 +46,12 @@ import torch
 from ._checks import check_int
 from ._tensor_checks import check_positions
 
-__all__ = ["DualChunkPositions", "dual_chunk_positions", "dual_chunk_distance"]
+__all__ = [
+    "DualChunkPositions",
+    "dual_chunk_positions",
+    "dual_chunk_sparse_positions",
+    "dual_chunk_distance",
+]
 
 
 class DualChunkPositions(NamedTuple):
@@ -129,6 +138,39 @@ def dual_chunk_positions(
         successive=(offset + c).clamp(max=chunk_size),
         inter=torch.full_like(offset, min(2 * c - 1, chunk_size)),
     )
+
+
+def dual_chunk_sparse_positions(
+    positions: torch.Tensor, *, chunk_size: int, local_size: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The two extra query positions of vLLM's DCA, used only by its sparse-attention path.
+
+    Derived on the site: [dual chunk attention](rope_scaling.md#scaling-dual-chunk).
+
+    .. math::
+
+        q_{\text{succ}}^{\text{sparse}}(i) = i \bmod c + c, \qquad
+        q_{\text{inter}}^{\text{sparse}}(i) = i \bmod c + S
+
+    (vLLM's ``qc_no_clamp`` and ``q_inter`` tables of ``DualChunkRotaryEmbedding``): the
+    successive-chunk query without the clamp at :math:`S`, and an inter-chunk query that moves
+    with :math:`i` instead of sitting at one position. The backend uses them only to score the
+    last queries of a chunk against the keys before it when it picks the keys its sparse
+    attention keeps; the attention itself uses the three of :func:`dual_chunk_positions`.
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``(successive, inter)``, ``torch.long``, of the shape of ``positions``.
+
+    Examples
+    --------
+    >>> dual_chunk_sparse_positions(torch.tensor([0, 5, 6, 13]), chunk_size=8, local_size=2)
+    (tensor([ 6, 11,  6,  7]), tensor([ 8, 13,  8,  9]))
+    """
+    chunk_size, local_size = _check_sizes(chunk_size, local_size)
+    offset = _positions("positions", positions) % (chunk_size - local_size)
+    return offset + (chunk_size - local_size), offset + chunk_size
 
 
 def dual_chunk_distance(

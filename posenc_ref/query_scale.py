@@ -19,7 +19,8 @@ from ._checks import check_int, check_positive_float
 if TYPE_CHECKING:  # the config reader builds a QueryScale without torch; calling it needs it
     import torch
 
-__all__ = ["QueryScale", "QUERY_SCALE_FORMS"]
+__all__ = ["QueryScale", "QUERY_SCALE_FORMS", "target_weight", "focus_keeping_scale",
+           "log_length_scale"]  # fmt: skip
 
 QUERY_SCALE_FORMS = ("floor", "power")
 """The two forms in use: the staircase ``"floor"`` and the smooth ``"power"``."""
@@ -117,3 +118,71 @@ class QueryScale:
         """
         beta = check_positive_float(source.split(",")[0], beta)
         return cls(beta, check_int("length", length, minimum=1), shift, source)
+
+
+def target_weight(keys: int, margin: float, scale: float = 1.0) -> float:
+    r"""The attention one key gets when its logit leads ``keys - 1`` equal others by ``margin``.
+
+    Derived on the site: [why NoPE fails past L0](beyond_rope.md#beyond-nope-length).
+
+    .. math::
+
+        w(n) = \frac{e^{\lambda\Delta}}{e^{\lambda\Delta} + n - 1}
+        = \frac{1}{1 + (n - 1)\,e^{-\lambda\Delta}}
+
+    for :math:`n` = ``keys``, :math:`\Delta` = ``margin`` and a logit multiplier :math:`\lambda`
+    = ``scale``: with the same logits, more keys leave less for the one that matters.
+    """
+    keys = check_int("keys", keys, minimum=1)
+    margin, scale = check_positive_float("margin", margin), check_positive_float("scale", scale)
+    return 1.0 / (1.0 + (keys - 1) * math.exp(-scale * margin))
+
+
+def focus_keeping_scale(keys: int, original_keys: int, margin: float) -> float:
+    r"""The logit multiplier that gives a leading key at ``keys`` the weight it had at fewer.
+
+    Derived on the site: [why NoPE fails past L0](beyond_rope.md#beyond-nope-length).
+
+    Asking :math:`w(n)` with multiplier :math:`\lambda` to equal :math:`w(n_0)` with 1
+    (:func:`target_weight`) gives :math:`\lambda\Delta = \Delta + \ln\frac{n - 1}{n_0 - 1}`:
+
+    .. math::
+
+        \lambda(n) = 1 + \frac{1}{\Delta}\,\ln\frac{n - 1}{n_0 - 1},
+
+    logarithmic in the number of keys, like YaRN's :math:`0.1\ln s + 1` and the entropy argument
+    (:func:`posenc_ref.rope_extension.entropy_keeping_scale`). With
+    :math:`\Delta = \ln(n_0 - 1)` (the key held half the attention at :math:`n_0`) it is
+    :math:`\ln(n-1)/\ln(n_0-1)`: :func:`log_length_scale`.
+    """
+    keys = check_int("keys", keys, minimum=2)
+    original_keys = check_int("original_keys", original_keys, minimum=2)
+    margin = check_positive_float("margin", margin)
+    return 1.0 + math.log((keys - 1) / (original_keys - 1)) / margin
+
+
+def log_length_scale(positions: torch.Tensor, original_max_len: int) -> torch.Tensor:
+    r"""A query scale :math:`\max(1,\ \ln m / \ln(L_0 - 1))` for a query at position :math:`m`.
+
+    Derived on the site: [why NoPE fails past L0](beyond_rope.md#beyond-nope-length).
+
+    A causal query at :math:`m` sees :math:`m + 1` keys; :func:`focus_keeping_scale` with
+    :math:`\Delta = \ln(L_0 - 1)` keeps, at every :math:`m`, the weight a key held with half the
+    attention among :math:`L_0` keys. Inside the training length it is 1 (nothing changes).
+
+    Parameters
+    ----------
+    positions
+        Integer positions ``(..., seq_len)``, ``>= 0``.
+    original_max_len
+        :math:`L_0 \ge 3`.
+
+    Returns
+    -------
+    torch.Tensor
+        float64, the shape of ``positions``.
+    """
+    positions = check_positions("positions", positions, integer_only=True)
+    original_max_len = check_int("original_max_len", original_max_len, minimum=3)
+    m = positions.to(torch.float64).clamp(min=1.0)
+    return (torch.log(m) / math.log(original_max_len - 1)).clamp(min=1.0)

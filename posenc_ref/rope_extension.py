@@ -15,12 +15,16 @@ Derived on the site: [Why context extension works](rope_extension.md).
 - :func:`self_extend_relative_positions` and :func:`rerope_relative_positions`: Self-Extend's
   grouped positions and (leaky) ReRoPE, as maps from a query-key distance to the distance the
   rotation uses.
+- :func:`lm_infinite_positions` and :func:`streaming_llm_positions`: the first tokens kept beside a
+  window of recent ones, every other key dropped, and the distances capped (LM-Infinite) or
+  counted within the cache (StreamingLLM's attention sinks).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -29,11 +33,16 @@ from ._checks import check_base, check_dim, check_int, check_positive_float
 from .absolute import inv_freq as _inv_freq
 
 __all__ = [
+    "SinkWindow",
+    "lm_infinite_positions",
+    "streaming_llm_positions",
     "fit_score_function",
     "score_function",
     "entropy_keeping_scale",
     "critical_dimension",
     "base_lower_bound",
+    "first_negative_distance",
+    "passing_base_intervals",
     "ntk_equivalent_factor",
     "self_extend_relative_positions",
     "self_extend_max_length",
@@ -259,6 +268,81 @@ def base_lower_bound(
     )
 
 
+def first_negative_distance(base: float, context_len: int, dim: int = 128) -> int | None:
+    r"""The first distance :math:`m < L` at which :math:`B(m) = \sum_i \cos(m\,\omega_i) < 0`.
+
+    Derived on the site: [the base bounds the context](rope_extension.md#extension-base-bound).
+
+    ``None`` when there is none: the base then passes Men et al.'s condition for a context of
+    ``context_len``.
+    """
+    base, dim = check_base("base", base), check_dim("dim", dim)
+    context_len = check_int("context_len", context_len, minimum=1)
+    omega = _inv_freq(dim, base).numpy()
+    for start in range(0, context_len, 4096):  # a block of distances at a time
+        m = np.arange(start, min(start + 4096, context_len), dtype=np.float64)
+        below = np.flatnonzero(np.cos(m[:, None] * omega[None, :]).sum(axis=1) < 0)
+        if below.size:
+            return start + int(below[0])
+    return None
+
+
+def passing_base_intervals(
+    context_len: int, dim: int = 128, *, low: float, high: float, per_decade: int = 4000
+) -> list[tuple[float, float]]:
+    r"""The bases in ``[low, high]`` that meet :math:`B(m) \ge 0` for every :math:`m < L`.
+
+    Derived on the site: [the base bounds the context](rope_extension.md#extension-base-bound).
+
+    The bases :math:`10^{k/\text{per\_decade}}` in the range are tested, and each change from
+    failing to passing (or back) between two neighbours is located by bisection, to a relative
+    :math:`10^{-10}`. Returns the maximal passing intervals ``(first, last)`` in increasing
+    order; one that reaches an end of the range is cut there. A window narrower than the grid's
+    step (:math:`10^{1/\text{per\_decade}} - 1`, 0.058 % at the default) can be missed.
+    """
+    context_len = check_int("context_len", context_len, minimum=1)
+    dim, per_decade = check_dim("dim", dim), check_int("per_decade", per_decade, minimum=1)
+    low, high = check_base("low", low), check_base("high", high)
+    if not low < high:
+        raise ValueError(f"low must be < high, got low={low!r}, high={high!r}")
+    first = math.ceil(per_decade * math.log10(low))
+    stop = math.floor(per_decade * math.log10(high)) + 1
+    scan = _scan(dim, per_decade)
+    bases, passed = [], []
+    for start in range(first, stop, 256):  # 256 bases at a time
+        end = min(start + 256, stop)
+        bases += scan.batch(start, end)[0]
+        passed += scan.passes(start, end, context_len).tolist()
+
+    def passes(base: float) -> bool:
+        return first_negative_distance(base, context_len, dim) is None
+
+    intervals, opened = [], (low if passes(low) else None)
+    points = [low, *bases, high]
+    verdicts = [opened is not None, *passed, passes(high)]
+    for i in range(len(points) - 1):
+        if verdicts[i] == verdicts[i + 1]:
+            continue
+        edge = _bisect(points[i], points[i + 1], passes)
+        if verdicts[i + 1]:  # failing -> passing: an interval opens at the first passing base
+            opened = edge[1]
+        else:  # passing -> failing: it closes at the last passing base
+            intervals.append((opened, edge[0]))
+            opened = None
+    if opened is not None:
+        intervals.append((opened, high))
+    return intervals
+
+
+def _bisect(a: float, b: float, passes) -> tuple[float, float]:
+    """``(a', b')`` in ``[a, b]``, 1e-10 apart relative, with the verdicts of ``a`` and ``b``."""
+    verdict_a = passes(a)
+    while b - a > 1e-10 * b:
+        mid = (a + b) / 2
+        a, b = (mid, b) if passes(mid) == verdict_a else (a, mid)
+    return a, b
+
+
 def ntk_equivalent_factor(dim: int, base: float, new_base: float) -> float:
     r"""The NTK-aware factor whose base change is the adjusted base ``new_base``.
 
@@ -393,3 +477,69 @@ def rerope_relative_positions(
     if leak is not None:
         far = window + (distance - window) / leak
     return torch.where(distance < window, distance, far)
+
+
+class SinkWindow(NamedTuple):
+    """Which keys a query sees, and at what distance the rotation puts each.
+
+    Attributes
+    ----------
+    distance : torch.Tensor
+        int64, the distance the rotation uses (defined for every pair; it matters where visible).
+    visible : torch.Tensor
+        bool: the key is among the first ``sinks`` tokens or within the last ``window``.
+    """
+
+    distance: torch.Tensor
+    visible: torch.Tensor
+
+
+def _sinks_and_window(sinks: object, window: object) -> tuple[int, int]:
+    return check_int("sinks", sinks, minimum=0), check_int("window", window, minimum=1)
+
+
+def lm_infinite_positions(
+    query_positions: torch.Tensor,
+    key_positions: torch.Tensor,
+    *,
+    sinks: int,
+    window: int,
+    cap: int | None = None,
+) -> SinkWindow:
+    r"""LM-Infinite: the first tokens and a recent window seen, every distance capped.
+
+    Derived on the site: [the first tokens kept](rope_extension.md#extension-sinks).
+
+    A query at :math:`m` sees a key at :math:`p` if :math:`p < n_{\text{sink}}` or
+    :math:`m - p < w` (the Λ-shaped mask), at distance :math:`\min(m - p, c)`, with the cap
+    :math:`c` = ``cap`` (the pre-training length; ``window`` when ``None``). Within the window
+    this is ReRoPE's map (:func:`rerope_relative_positions` with window :math:`c`); the keys in
+    between are not attended at all.
+    """
+    sinks, window = _sinks_and_window(sinks, window)
+    cap = window if cap is None else check_int("cap", cap, minimum=1)
+    m, p = _query_key(query_positions, key_positions)
+    return SinkWindow((m - p).clamp(max=cap), (p < sinks) | (m - p < window))
+
+
+def streaming_llm_positions(
+    query_positions: torch.Tensor, key_positions: torch.Tensor, *, sinks: int, window: int
+) -> SinkWindow:
+    r"""StreamingLLM: the first tokens kept as attention sinks, positions counted in the cache.
+
+    Derived on the site: [the first tokens kept](rope_extension.md#extension-sinks).
+
+    The cache holds the first :math:`n_{\text{sink}}` tokens and the last :math:`w` (the query
+    among them), numbered :math:`0, 1, \ldots` in that order, and keys are rotated by their
+    number in the cache, not in the text. For a query at :math:`m \ge n_{\text{sink}} + w - 1` a
+    recent key keeps its distance :math:`m - p`, and a sink at :math:`p` is seen from
+    :math:`n_{\text{sink}} + w - 1 - p`: no distance exceeds :math:`n_{\text{sink}} + w - 1`.
+    Before the cache is full nothing is dropped and the positions are the text's.
+    """
+    sinks, window = _sinks_and_window(sinks, window)
+    m, p = _query_key(query_positions, key_positions)
+    full = m >= sinks + window - 1  # the cache has started dropping keys
+    visible = (p < sinks) | (m - p < window) | ~full
+    query_slot = torch.where(full, torch.full_like(m, sinks + window - 1), m)
+    key_slot = torch.where(full & (p >= sinks), p - (m - window + 1) + sinks, p)
+    return SinkWindow(query_slot - key_slot, visible)

@@ -116,3 +116,31 @@ def test_the_kit_passes_the_tower_in_merge_blocks_and_names_the_row_major_order(
     with pytest.raises(AssertionError) as info:
         assert_axial_rope_equal(tower, scheme="qwen2_vl", head_dim=16, base=10000.0)
     assert "- patches in 2 x 2 merge blocks instead of row-major order:" in str(info.value)
+
+
+def test_which_towers_hold_merge_blocks():
+    """In transformers 5.23 the merge-block order is not Qwen's alone, and PaddleOCR-VL's is not it.
+
+    The towers that call transformers' ``get_vision_position_ids`` with their
+    ``spatial_merge_size`` (block-major positions) include GLM-4V, MiniMax-M3-VL and ERNIE-4.5-VL
+    beside Qwen's; PaddleOCR-VL's passes 1 (row-major), whatever its config's merge size.
+    """
+    import re
+    from pathlib import Path
+
+    transformers = pytest.importorskip("transformers")
+    call = re.compile(r"get_vision_position_ids\(\s*grid_thw,\s*([^,)]+)")
+    merge_size = {}
+    for path in (Path(transformers.__file__).parent / "models").glob("*/modeling_*.py"):
+        for match in call.finditer(path.read_text(encoding="utf-8")):
+            merge_size[path.parent.name] = match.group(1).strip()
+    blocks = {family for family, size in merge_size.items() if size == "self.spatial_merge_size"}
+    assert {
+        "qwen2_vl",
+        "qwen2_5_vl",
+        "qwen3_vl",
+        "glm4v",
+        "minimax_m3_vl",
+        "ernie4_5_vl_moe",
+    } <= blocks
+    assert merge_size["paddleocr_vl"] == "1"

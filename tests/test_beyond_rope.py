@@ -253,6 +253,22 @@ def test_fope_keeps_frequencies_that_turn_within_training(dim, base, length):
         assert float(omega[kept.numel()]) * length <= 2 * math.pi
 
 
+@given(dim=head_dims, max_position=st.integers(1, 1 << 20), count=st.integers(0, 64))
+@example(dim=128, max_position=262144, count=0)
+def test_fope_clip_is_vllms_rule(dim, max_position, count):
+    """The clip of vLLM's ``_compute_inv_freq``, restated, is fope_inv_freq's (or a slice).
+
+    vLLM keeps w > 2 pi / max_position_embeddings, or the first num_inv_freq when the config sets
+    it; fope_inv_freq with that length, or inv_freq sliced, gives each.
+    """
+    omega = inv_freq(dim, 10000.0)
+    theirs = omega[omega > 2.0 * math.pi / max_position]
+    assert torch.equal(fope_inv_freq(dim, 10000.0, original_max_len=max_position), theirs)
+    selected = torch.ones_like(omega, dtype=torch.bool)
+    selected[count:] = False  # num_inv_freq = count
+    assert torch.equal(omega[selected], inv_freq(dim, 10000.0)[:count])
+
+
 @given(dim=head_dims, length=st.integers(8, 4096), positions=st.lists(st.integers(0, 5000)))
 def test_fope_with_identity_coefficients_is_clipped_rope(dim, length, positions):
     """A = B = I: the tables are RoPE's with the clipped (zero) frequencies."""

@@ -17,7 +17,11 @@ from hypothesis import strategies as st
 
 from posenc_ref import apply_rope, rope_cos_sin
 from posenc_ref.absolute import inv_freq
-from posenc_ref.dual_chunk import dual_chunk_distance, dual_chunk_positions
+from posenc_ref.dual_chunk import (
+    dual_chunk_distance,
+    dual_chunk_positions,
+    dual_chunk_sparse_positions,
+)
 from tests.strategies import head_dims, seeds
 
 F64 = torch.float64
@@ -68,6 +72,27 @@ def test_distance_is_the_engines(size, pair):
     j, i = pair
     got = dual_chunk_distance(i, j, chunk_size=chunk_size, local_size=local_size)
     assert got.tolist() == [engine_distance(i, j, chunk_size, local_size)]
+
+
+@given(sizes, st.lists(st.integers(0, 1 << 20), min_size=1, max_size=20))
+@example((8, 2), [0, 5, 6, 13])
+def test_sparse_positions_are_vllms_two_extra_tables(size, positions):
+    """The five query tables of vLLM: the three dense ones, and two unclamped for the sparse path.
+
+    Restated from DualChunkRotaryEmbedding: over one chunk ``t = 0 .. c - 1`` the
+    ``qc_no_clamp`` table is ``t + c`` and the ``q_inter`` table ``t + chunk_size``, each read
+    at ``position % c``; the clamped successive table differs from the first only past S.
+    """
+    chunk_size, local_size = size
+    c = chunk_size - local_size
+    succ, inter = dual_chunk_sparse_positions(
+        torch.tensor(positions), chunk_size=chunk_size, local_size=local_size
+    )
+    assert succ.tolist() == [p % c + c for p in positions]
+    assert inter.tolist() == [p % c + chunk_size for p in positions]
+    dense = dual_chunk_positions(torch.tensor(positions), chunk_size=chunk_size,
+                                 local_size=local_size)  # fmt: skip
+    assert torch.equal(dense.successive, succ.clamp(max=chunk_size))
 
 
 @given(sizes, st.lists(pairs, min_size=1, max_size=20))

@@ -543,3 +543,24 @@ def test_rotary_embedding_torch_theta_rescale_is_ntk_aware(lucidrains, head_dim,
     torch.testing.assert_close(
         theirs.freqs.detach().double(), ours.inv_freq, rtol=freq_rtol(new_base), atol=0
     )
+
+
+def test_three_hunyuan_families_compute_ntk_alpha():
+    """In transformers 5.23 HunYuan dense, MoE and VL define ``compute_ntk_alpha_rope_parameters``.
+
+    The context-extension page counts them; the reader reads the two text families' configs so
+    and refuses HunYuan-VL's text model for another reason (its pairs are not rotations).
+    """
+    transformers = pytest.importorskip("transformers")
+    from pathlib import Path
+
+    from posenc_ref.models import NOT_IMPLEMENTED
+
+    models = Path(transformers.__file__).parent / "models"
+    families = sorted(
+        path.parent.name
+        for path in models.glob("*/modeling_*.py")
+        if "def compute_ntk_alpha_rope_parameters" in path.read_text(encoding="utf-8")
+    )
+    assert families == ["hunyuan_v1_dense", "hunyuan_v1_moe", "hunyuan_vl"]
+    assert "hunyuan_vl_text" in NOT_IMPLEMENTED

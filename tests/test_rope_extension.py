@@ -18,12 +18,16 @@ from posenc_ref.rope_extension import (
     base_lower_bound,
     critical_dimension,
     entropy_keeping_scale,
+    first_negative_distance,
     fit_score_function,
+    lm_infinite_positions,
     ntk_equivalent_factor,
+    passing_base_intervals,
     rerope_relative_positions,
     score_function,
     self_extend_max_length,
     self_extend_relative_positions,
+    streaming_llm_positions,
 )
 from posenc_ref.rope_scaling import ntk_aware
 from tests.strategies import bases, head_dims, seeds
@@ -145,11 +149,52 @@ def test_base_lower_bound_matches_the_published_numbers():
     assert f"{base_lower_bound(8192):.2g}" == "8.4e+04"
     bound = base_lower_bound(1024)
     assert any(not _holds(bound * 10 ** (j / 400), 128, 1024) for j in range(1, 400))
-    # At 4096 the smallest passing base sits in a window 26953 .. 26973 that the grid misses.
+    # At 4096 the smallest passing base sits in a window 26953 .. 26973 that this grid misses
+    # (the page finds it on a finer one: test_base_bound_page_numbers).
     assert [_holds(b, 128, 4096) for b in (26952.0, 26953.0, 26973.0, 26974.0)] == [
         False, True, True, False,
     ]  # fmt: skip
     assert f"{base_lower_bound(4096):.3g}" == "2.87e+04"
+
+
+@pytest.mark.parametrize(
+    ("dim", "length", "low", "high"),
+    [(16, 100, 2.0, 1e3), (32, 300, 100.0, 1e4), (128, 512, 1e3, 5e3), (8, 40, 1.5, 50.0)],
+)
+def test_passing_base_intervals_are_the_brute_force_ones(dim, length, low, high):
+    """Every base of a fine log grid passes iff it lies in a returned interval.
+
+    Each interval's ends pass, and a base just outside fails (unless the end is the range's).
+    """
+    intervals = passing_base_intervals(length, dim, low=low, high=high, per_decade=500)
+    for first, last in intervals:
+        assert first_negative_distance(first, length, dim) is None
+        assert first_negative_distance(last, length, dim) is None
+        if first > low:
+            assert first_negative_distance(first * (1 - 1e-9), length, dim) is not None
+        if last < high:
+            assert first_negative_distance(last * (1 + 1e-9), length, dim) is not None
+    for base in np.geomspace(low, high, 600):
+        inside = any(a <= base <= b for a, b in intervals)
+        assert inside == (first_negative_distance(float(base), length, dim) is None), base
+
+
+def test_base_bound_page_numbers():
+    """The page's numbers: the first passing bases, the published ones that fail, the last window.
+
+    Head 128. First passing base 4,293 (1k), 11,587 (2k), 26,952 (4k), 83,764 (8k); the published
+    1.2e4 fails at distance 1,554 and 2.7e4 at 4,079, 4.3e3 and 8.4e4 pass; at 2k bases fail
+    again up to 22,764.
+    """
+    for context, first in [(1024, 4293), (2048, 11587), (4096, 26952), (8192, 83764)]:
+        (start, _), *_ = passing_base_intervals(context, low=first - 2.0, high=first + 2.0)
+        assert round(start) == first
+    assert first_negative_distance(1.2e4, 2048) == 1554
+    assert first_negative_distance(2.7e4, 4096) == 4079
+    assert first_negative_distance(4.3e3, 1024) is None
+    assert first_negative_distance(8.4e4, 8192) is None
+    ((start, end),) = passing_base_intervals(2048, low=22700.0, high=22800.0)
+    assert round(start) == 22764 and end == 22800.0
 
 
 @given(dim=st.sampled_from([4, 16, 64, 128]), base=bases, ratio=st.floats(1.0, 1e4))
@@ -236,6 +281,7 @@ def test_pi_sinusoids_are_dependent_to_working_precision():
     sv = torch.linalg.svdvals(torch.cat([torch.cos(angles), torch.sin(angles)], dim=1))
     eps = torch.finfo(F64).eps
     assert float(sv[-1]) < 10 * eps * float(sv[0])  # at the rounding level: rank-deficient
+    assert 1e-18 < float(sv[-1] / sv[0]) < 1e-16  # the page's "about 1e-17" (1.6e-17 here)
 
 
 def test_fast_pairs_under_ntk_aware_and_yarn():
@@ -252,3 +298,43 @@ def test_fast_pairs_under_ntk_aware_and_yarn():
     assert float(ratio[0]) == 1.0
     assert f"{1 - float(ratio[3]):.2f}" == "0.13"
     assert math.isclose(float(ratio[3]), 4.0 ** (-6 / 62), rel_tol=1e-12)
+
+
+@given(length=st.integers(1, 300), sinks=st.integers(0, 8), window=st.integers(1, 64),
+       cap=st.integers(1, 64))  # fmt: skip
+@example(length=16384, sinks=4, window=4096, cap=4096)
+def test_lm_infinite_positions(length, sinks, window, cap):
+    """The last query sees the first sinks and the last window keys, each at min(m - p, cap)."""
+    m, p = torch.tensor(length - 1), torch.arange(length)
+    got = lm_infinite_positions(m, p, sinks=sinks, window=window, cap=cap)
+    assert got.visible.tolist() == [q < sinks or length - 1 - q < window for q in range(length)]
+    assert got.distance.tolist() == [min(length - 1 - q, cap) for q in range(length)]
+
+
+@given(length=st.integers(1, 300), sinks=st.integers(0, 8), window=st.integers(1, 64))
+@example(length=16384, sinks=4, window=4092)
+def test_streaming_llm_positions(length, sinks, window):
+    """Keys are numbered by their place in a cache of the first sinks and the last window tokens.
+
+    The query sees at most sinks + window keys, recent ones at their true distance, and no
+    distance exceeds sinks + window - 1; before the cache fills, nothing changes.
+    """
+    m, p = torch.tensor(length - 1), torch.arange(length)
+    got = streaming_llm_positions(m, p, sinks=sinks, window=window)
+    kept = [q for q in range(length) if q < sinks or length - 1 - q < window]
+    if length <= sinks + window:
+        kept = list(range(length))
+    assert got.visible.nonzero().flatten().tolist() == kept
+    cache = {q: slot for slot, q in enumerate(kept)}  # place in the cache, in order
+    assert [int(got.distance[q]) for q in kept] == [cache[length - 1] - cache[q] for q in kept]
+    assert int(got.distance[got.visible].max()) <= sinks + window - 1 or length <= sinks + window
+
+
+@given(length=st.integers(1, 200), window=st.integers(1, 64))
+def test_lm_infinite_within_the_window_is_rerope(length, window):
+    """Without sinks and with cap = window, LM-Infinite is ReRoPE restricted to the window."""
+    m, p = torch.tensor(length - 1), torch.arange(length)
+    got = lm_infinite_positions(m, p, sinks=0, window=window, cap=window)
+    rerope = rerope_relative_positions(m, p, window=window)
+    assert torch.equal(got.distance[got.visible].double(), rerope[got.visible])
+    assert int(got.visible.sum()) == min(length, window)

@@ -16,6 +16,8 @@ The modules follow the pages:
 - ``plots.rope_scaling``: wavelengths under each context-extension method (``rope_scaling.md``).
 - ``plots.rope_extension``: a fitted score extrapolated and interpolated, the distances Self-Extend
   and ReRoPE feed the rotation (``rope_extension.md``).
+- ``plots.extension_laws``: PI's bound, NTK-aware's usable extension, Liu et al.'s limit,
+  Resonance RoPE's gaps (``extension_laws.md``).
 - ``plots.precision``: float32 against float64 angles (``precision.md``).
 - ``plots.check``: a RoPE's error per position, a model's wavelengths (``check.md``, and
   ``python -m posenc_ref inspect --plot``).
@@ -78,6 +80,13 @@ from .check import (
     rope_error_plot,
     spec_wavelengths,
 )
+from .extension_laws import (
+    extrapolation_limits,
+    ntk_usable,
+    pi_bounds,
+    pi_bounds_data,
+    resonance_gaps,
+)
 from .models import (
     zoo_wavelengths,
 )
@@ -135,6 +144,7 @@ from .rope_extension import (
     extension_positions,
     pi_fit,
     pi_fit_data,
+    sink_positions,
 )
 from .rope_scaling import (
     context_extension,
@@ -186,6 +196,12 @@ __all__ = [
     "pi_fit_data",
     "pi_fit",
     "extension_positions",
+    "sink_positions",
+    "pi_bounds_data",
+    "pi_bounds",
+    "ntk_usable",
+    "extrapolation_limits",
+    "resonance_gaps",
     "hf_float32_inv_freq",
     "float32_angle_errors",
     "angle_precision_data",

@@ -18,6 +18,7 @@ __all__ = [
     "pi_fit_data",
     "pi_fit",
     "extension_positions",
+    "sink_positions",
 ]
 
 
@@ -181,3 +182,69 @@ def _extension_positions_facts() -> dict[str, str]:
     grouped = self_extend_relative_positions(last, first, group_size=group, window=window)
     leaky = rerope_relative_positions(last, first, window=window, leak=float(group))
     return {"self_extend_max": f"{int(grouped):,}", "leaky_max": f"{float(leaky):,.0f}"}
+
+
+def sink_positions(original_max_len: int = 4096, factor: int = 4, sinks: int = 4) -> Figure:
+    """Which keys the last query sees, and at what distance, under five ways of capping it.
+
+    The last query of an input of ``factor * original_max_len`` tokens against every key:
+    ReRoPE (window :math:`L_0/4`, every key seen), Self-Extend (group 8, window :math:`L_0/4`),
+    dual chunk attention (chunk :math:`L_0`, local window :math:`L_0/4`), LM-Infinite (``sinks``
+    first tokens and a window of :math:`L_0`, distances capped at :math:`L_0`) and StreamingLLM
+    (``sinks`` sinks and :math:`L_0 - ` ``sinks`` recent tokens, positions counted in the cache).
+    A key a method drops is not drawn.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import torch
+
+    from ..dual_chunk import dual_chunk_distance
+    from ..rope_extension import (
+        lm_infinite_positions,
+        rerope_relative_positions,
+        self_extend_relative_positions,
+        streaming_llm_positions,
+    )
+
+    plt = _pyplot()
+    length, quarter = factor * original_max_len, original_max_len // 4
+    distance = torch.arange(length)
+    query, key = torch.tensor(length - 1), length - 1 - distance
+    lm = lm_infinite_positions(query, key, sinks=sinks, window=original_max_len)
+    stream = streaming_llm_positions(query, key, sinks=sinks, window=original_max_len - sinks)
+    curves = [
+        ("ReRoPE, w = L0/4", rerope_relative_positions(query, key, window=quarter), None, "C3"),
+        ("Self-Extend, G = 8", self_extend_relative_positions(query, key, group_size=8,
+                                                              window=quarter), None, "C2"),
+        ("dual chunk, S = L0", dual_chunk_distance(query[None], key, chunk_size=original_max_len,
+                                                   local_size=quarter), None, "C4"),
+        (f"LM-Infinite, {sinks} sinks", lm.distance, lm.visible, "C0"),
+        (f"StreamingLLM, {sinks} sinks", stream.distance, stream.visible, "C1"),
+    ]  # fmt: skip
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 3.9), sharey=True)
+    for ax, keep_all in zip(axes, (True, False), strict=True):
+        ax.plot(distance, distance, color="0.6", lw=0.8, ls=":", label="no change")
+        for label, used, visible, colour in curves:
+            if (visible is None) != keep_all:
+                continue
+            used = used.to(torch.float64)
+            if visible is None:
+                ax.plot(distance, used, color=colour, lw=1.2, label=label)
+            else:  # only the keys the method keeps
+                ax.plot(distance[visible], used[visible], "o", ms=2.5, color=colour, label=label)
+        ax.axhline(original_max_len, color="0.3", lw=0.8, ls="--")
+        ax.text(0, original_max_len * 1.03, r"$L_0$", fontsize=9)
+        ax.set_xlabel("distance m - p")
+        ax.legend(fontsize=8, loc="upper left")
+    axes[0].set_ylabel("distance the rotation uses")
+    axes[0].set_title("every key kept", fontsize=10)
+    axes[1].set_title("the first tokens and a window kept, the rest dropped", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+@site_figure("sink_positions.svg")
+def _site_sink_positions() -> Figure:
+    return sink_positions()
