@@ -153,6 +153,7 @@ def _blob(config, path: str, first: int | None = None, last: int | None = None) 
 
 
 def modules(root: Path) -> list[Module]:
+    """Every test module, parsed, in file-name order."""
     return [parse_module(p, root) for p in sorted(root.glob(TEST_GLOB))]
 
 
@@ -167,7 +168,8 @@ def pages(root: Path) -> list[str]:
 
 
 def _first_line(doc: str) -> str:
-    return plain(" ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())).replace("|", "\\|")
+    """The docstring's first paragraph on one line, as Markdown (plain() escapes ``|`` too)."""
+    return plain(" ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split()))
 
 
 def render_index(root: Path, found: list[Module]) -> str:
