@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-MATHJAX := docs/vendor/mathjax/tex-mml-chtml.js
+# MathJax's components for the build's typesetting (hooks/typeset.py), fetched from npm.
+MATHJAX := .cache/mathjax/3.2.2/es5/startup.js
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: serve build test lint ggml sitetest bench clean
@@ -56,4 +57,4 @@ $(PYODIDE): scripts/vendor_pyodide.sh
 	bash scripts/vendor_pyodide.sh
 
 clean:
-	rm -rf $(VENV) site docs/vendor .hypothesis .pytest_cache test-artifacts
+	rm -rf $(VENV) site docs/vendor .cache/mathjax .hypothesis .pytest_cache test-artifacts

@@ -1,27 +1,38 @@
-"""Expand the API page: one section per public module of ``posenc_ref``, found at build time.
+"""The API reference: one page per public module of ``posenc_ref``, found at build time.
 
 ``docs/api.md`` holds the prose and a ``<!-- api-modules -->`` marker; this hook replaces the
-marker with ``::: posenc_ref.<module>`` blocks for mkdocstrings, so a module added to the package
-(``rope.py``, ``rope_scaling.py``, ...) appears without editing the page. Rendering per module
-keeps the reference grouped by topic; mkdocstrings also registers each object under the alias
-the package re-exports it as, so ``[inv_freq][posenc_ref.inv_freq]`` and
-``[inv_freq][posenc_ref.absolute.inv_freq]`` both resolve.
+marker with a table of the modules (each linked, with the first line of its docstring) and
+generates one page per module, ``api/<module>.md`` with a ``::: posenc_ref.<module>`` block for
+mkdocstrings, so a module added to the package (``rope.py``, ``rope_scaling.py``, ...) appears
+without editing anything. The nav's ``api.md`` entry becomes an "API reference" section: the
+overview, the modules in reading order, and a subsection per subpackage. One page per module
+keeps each page light to open (the whole reference was one 2 MB page with 1,770 formulas).
 
-A subpackage (``plots/``) gets its own section: the package with only the names of its
-``__all__`` that none of its public modules defines (the figure registry), then one subsection
-per public module, so the figure functions are grouped by the page they draw for and shown
-once. ``[heatmap][posenc_ref.plots.heatmap]`` resolves like
+mkdocstrings registers each object under the alias the package re-exports it as, so
+``[inv_freq][posenc_ref.inv_freq]`` and ``[inv_freq][posenc_ref.absolute.inv_freq]`` both
+resolve, to the module page that shows it. A subpackage (``plots/``) gets a page of its own for
+the names of its ``__all__`` that none of its public modules defines (the figure registry), then
+a page per public module, so the figure functions are grouped by the page they draw for and
+shown once. ``[heatmap][posenc_ref.plots.heatmap]`` resolves like
 ``[heatmap][posenc_ref.plots.absolute.heatmap]``, through the package's re-export.
+
+The module pages sit one folder down (``api/``): the docstrings' links to pages (written from
+the site's root, ``rope_scaling.md#scaling-yarn``) are rewritten for that by hooks/griffe_rst.py.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
+from mkdocs.structure.files import File
+
 PAGE = "api.md"
+FOLDER = "api"  # api/<module>.md
 MARKER = "<!-- api-modules -->"
 PACKAGE = "posenc_ref"
+SECTION = "API reference"
 # Reading order of the site; modules not listed here follow alphabetically, subpackages last.
 ORDER = [
     "device",
@@ -100,28 +111,105 @@ def _own_names(path: Path) -> tuple[list[str], list[str]]:
     return [name for name in exported if name not in from_public], exported
 
 
-def blocks(root: Path) -> list[str]:
-    """The mkdocstrings blocks that replace the marker.
+def _source(root: Path, name: str) -> Path:
+    path = root / PACKAGE / name.replace(".", "/")
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def block(root: Path, name: str) -> str:
+    """The mkdocstrings block of one module's page: the module is the page's heading.
 
     A module that re-exports names of another public module (``rope`` re-exports
     ``rope_functions``; a package its modules' names) shows only its own: each object is shown
     once, where it is defined, and resolves under every name it is exported as.
     """
-    out = []
+    own, exported = _own_names(_source(root, name))
+    options = ["      heading_level: 1"]
+    if (root / PACKAGE / name.replace(".", "/")).is_dir() or own != exported:
+        options.append(f"      members: [{', '.join(own)}]")
+    return f"::: {PACKAGE}.{name}\n    options:\n" + "\n".join(options) + "\n"
+
+
+def page_path(name: str) -> str:
+    """The module's page, relative to docs/: ``api/rope.md``, ``api/models.family.md``."""
+    return f"{FOLDER}/{name}.md"
+
+
+def _title(name: str, packages: set[str]) -> str:
+    short = name.rsplit(".", 1)[-1]
+    return f"{short} (package)" if name in packages else short
+
+
+def nav_section(root: Path) -> list:
+    """The nav's "API reference" section: the overview, each module, a subsection per package."""
+    modules = public_modules(root)
+    packages = {m for m in modules if (root / PACKAGE / m.replace(".", "/")).is_dir()}
+
+    def children(parent: str | None) -> list:
+        out = []
+        for name in modules:
+            owner = name.rsplit(".", 1)[0] if "." in name else None
+            if name in packages and owner == parent:
+                inner = children(name)
+                # A package with no public module of its own is one page, not a section.
+                section = len(inner) > 1
+                out.append({name.rsplit(".", 1)[-1]: inner if section else page_path(name)})
+            elif name == parent:
+                out.insert(0, {_title(name, packages): page_path(name)})
+            elif owner == parent and name not in packages:
+                out.append({_title(name, packages): page_path(name)})
+        return out
+
+    return [{"Overview": PAGE}, *children(None)]
+
+
+def pages(root: Path) -> list[str]:
+    """Every generated module page (``api/<module>.md``), in reading order."""
+    return [page_path(name) for name in public_modules(root)]
+
+
+_MATH_ROLE = re.compile(r":math:`([^`]+)`")
+_ROLE = re.compile(r":\w+:`~?(?:[\w.]*\.)?([\w]+(?:\(\))?)`")
+
+
+def _summary(root: Path, name: str) -> str:
+    """The first paragraph of the module's docstring, its Sphinx roles as Markdown."""
+    doc = ast.get_docstring(ast.parse(_source(root, name).read_text(encoding="utf-8"))) or ""
+    first = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    first = _MATH_ROLE.sub(lambda m: rf"\({m.group(1)}\)", first)
+    return _ROLE.sub(r"`\1`", first).replace("|", "\\|")
+
+
+def overview(root: Path) -> str:
+    """The table that replaces the marker on api.md: each module, linked, and what it holds."""
+    rows = ["| module | |", "|:--|:--|"]
     for name in public_modules(root):
-        path = root / PACKAGE / name.replace(".", "/")
-        source = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-        own, exported = _own_names(source)
-        options = [] if "." not in name else ["      heading_level: 3"]
-        if path.is_dir() or own != exported:
-            options.append(f"      members: [{', '.join(own)}]")
-        block = f"::: {PACKAGE}.{name}"
-        out.append(block + ("\n    options:\n" + "\n".join(options) if options else ""))
-    return out
+        rows.append(f"| [`{PACKAGE}.{name}`]({page_path(name)}) | {_summary(root, name)} |")
+    return "\n".join(rows)
+
+
+def _root(config) -> Path:
+    return Path(config.config_file_path).parent
+
+
+def on_config(config):
+    # The nav's api.md entry becomes the section; no api.md in the nav, nothing to expand.
+    if not config.nav:
+        return config
+    for i, item in enumerate(config.nav):
+        if isinstance(item, dict) and list(item.values()) == [PAGE]:
+            config.nav[i] = {SECTION: nav_section(_root(config))}
+    return config
+
+
+def on_files(files, config):
+    root = _root(config)
+    for name in public_modules(root):
+        files.append(File.generated(config, page_path(name), content=block(root, name)))
+    return files
 
 
 def on_page_markdown(markdown, page, config, files):
     if page.file.src_uri != PAGE or MARKER not in markdown:
         return markdown
-    root = Path(config.config_file_path).parent
-    return markdown.replace(MARKER, "\n\n".join(blocks(root)))
+    return markdown.replace(MARKER, overview(_root(config)))

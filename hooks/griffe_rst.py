@@ -11,6 +11,10 @@ rewrites them into the site's Markdown:
   -> a cross-reference to the API entry, e.g. ``[`sinusoidal`][posenc_ref.sinusoidal]``.
   A bare name is looked up in the docstring's module, then at the package root; a leading
   ``~`` shows only the last component, as in Sphinx. A name that is not found stays code.
+* a link to a page of the site, written from the site's root as the pages write them
+  (``[YaRN](rope_scaling.md#scaling-yarn)``) -> the same from ``api/``, where the module pages
+  are (hooks/api_page.py): ``../rope_scaling.md#scaling-yarn``. MkDocs then checks it like any
+  link of a page (the strict build fails on a missing page or anchor).
 
 Loaded through mkdocstrings' ``extensions`` option in mkdocs.yml. The package is not changed.
 """
@@ -26,6 +30,8 @@ log = logging.getLogger("mkdocs.hooks.griffe_rst")
 
 _MATH_ROLE = re.compile(r":math:`([^`]+)`")
 _XREF_ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|obj|exc):`(~?)([\w.]+)(\(\))?`")
+# A Markdown link to a site page: relative, not from a parent folder, not a URL or an anchor.
+_PAGE_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|/|#|\.\./)([^()\s]+\.md(?:#[^()\s]*)?)\)")
 _MATH_DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\. math::[ \t]*(?P<inline>.*)$")
 
 
@@ -98,4 +104,5 @@ class RstToMarkdown(griffe.Extension):
                 continue
             text = math_blocks(obj.docstring.value)
             text = _MATH_ROLE.sub(lambda m: rf"\({m.group(1)}\)", text)
+            text = _PAGE_LINK.sub(r"](../\1)", text)
             obj.docstring.value = _XREF_ROLE.sub(_resolver(obj, pkg), text)

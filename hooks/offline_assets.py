@@ -3,8 +3,9 @@
 Two checks, because neither MkDocs' link validation nor its strict mode looks at them:
 
 * ``on_config``: each ``extra_javascript`` / ``extra_css`` entry is a relative path to a file in
-  ``docs/``. Without this, a build with ``docs/vendor/`` missing passes and ships a site whose
-  math stays raw TeX; the error says to run ``scripts/vendor_mathjax.sh``.
+  ``docs/`` (or under ``assets/``, which the build writes: MathJax's stylesheet, by
+  hooks/typeset.py). Without this, a page would load a script that is not there and nothing
+  would say so.
 * ``on_post_page``: the final HTML of each page loads nothing from another host (a CDN script
   pasted into a page, Google Fonts coming back through ``theme.font``, an external image). Links
   (``<a href>``) and the canonical URL are fine: they load nothing. Each finding is a warning,
@@ -53,10 +54,9 @@ def on_config(config):
         ref = str(asset)
         if _OFF_HOST.match(ref) or "://" in ref:
             raise PluginError(f"off-host asset {ref!r} in mkdocs.yml: self-host it under docs/")
-        # assets/... are added by plugins at build time (mkdocstrings' CSS), not read from docs/.
+        # assets/... are written at build time (mkdocstrings' CSS, MathJax's), not read from docs/.
         if not ref.startswith("assets/") and not (docs / ref).is_file():
-            hint = " (run scripts/vendor_mathjax.sh)" if ref.startswith("vendor/") else ""
-            raise PluginError(f"extra asset {ref!r} is missing from docs/{hint}")
+            raise PluginError(f"extra asset {ref!r} is missing from docs/")
     return config
 
 

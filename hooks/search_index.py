@@ -2,11 +2,12 @@ r"""Make the search index read like the pages: TeX turned into text, explanation
 
 Material's search plugin indexes each section's HTML text. Two things go wrong with that here:
 
-- Math is still TeX in the HTML (MathJax typesets it in the browser), so the previews of search
-  results showed ``\begin{equation}``, ``\label{eq:...}`` and ``\omega_i``. After the plugin
-  has written ``search/search_index.json``, this hook rewrites the math in every entry as plain
-  text (``\omega_i = n^{-2i/d}`` becomes ``ω_i = n^(-2i/d)``), leaving code blocks alone.
-- The API reference and the Tests page repeat every function name (``yarn``, ``longrope``) in
+- The plugin indexes each page before hooks/typeset.py typesets its math, so the index holds
+  the TeX, and the previews of search results showed ``\begin{equation}``, ``\label{eq:...}``
+  and ``\omega_i``. After the plugin has written ``search/search_index.json``, this hook
+  rewrites the math in every entry as plain text (``\omega_i = n^{-2i/d}`` becomes
+  ``ω_i = n^(-2i/d)``), leaving code blocks alone.
+- The API reference and the Tests pages repeat every function name (``yarn``, ``longrope``) in
   headings, so for "YaRN" or "LongRoPE" they outranked the page that explains the method. Their
   sections get a lower boost (Material reads ``search.boost`` from a page's metadata), so a
   reader lands on the derivation first and still finds the API entry below it.
@@ -21,8 +22,9 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
-# Reference pages: found by search, ranked below the narrative pages that explain the same names.
-LOW_BOOST = {"api.md": 0.2, "tests.md": 0.2}
+# Reference pages (the overviews and their module pages, api/ and tests/): found by search,
+# ranked below the narrative pages that explain the same names.
+LOW_BOOST = {"api": 0.2, "tests": 0.2}
 
 _SYMBOLS = {
     "alpha": "α",
@@ -243,7 +245,7 @@ def _replace(match: re.Match) -> str:
 
 
 def on_page_markdown(markdown, page, config, files):
-    boost = LOW_BOOST.get(page.file.src_uri)
+    boost = LOW_BOOST.get(page.file.src_uri.removesuffix(".md").split("/")[0])
     if boost is not None:
         search = page.meta.setdefault("search", {})
         search.setdefault("boost", boost)

@@ -1,17 +1,22 @@
-"""Generate the "Tests" page (``tests.md``) from the test modules at build time.
+"""Generate the "Tests" pages from the test modules at build time: an index and one page each.
 
 Pages link each claim to the test that checks it, e.g.
-``[checked](tests.md#test_absolute-test_vectorized_equals_loop)``. This page gives every test a
-heading with an explicit id, so MkDocs' anchor validation (strict) fails the build when a page
-links to a test that does not exist or was renamed:
+``[checked](tests.md#test_absolute-test_vectorized_equals_loop)``. Every test has a heading with
+an explicit id on its module's page, ``tests/<module>.md``, and this hook points each such link
+at that page (``tests/test_absolute.md#test_absolute-test_vectorized_equals_loop``) before MkDocs
+reads it, so MkDocs' anchor validation (strict) fails the build when a page links to a test that
+does not exist or was renamed. Pages keep writing ``tests.md#<anchor>``:
 
 * module ``tests/test_absolute.py``            -> ``#test_absolute``
 * function ``test_x`` in it                    -> ``#test_absolute-test_x``
 * method ``test_y`` of class ``TestRoPE`` in it -> ``#test_absolute-TestRoPE-test_y``
 
-Each entry shows the docstring and, folded, the source with its decorators (so the hypothesis
-strategies and ``@example`` cases are visible). The page also lists which site pages cite each
-test. It is parsed with ``ast``: nothing is imported or run here.
+``tests.md`` itself lists the modules (how many tests, the first line of each docstring) and the
+shared strategies. Each entry of a module's page shows the docstring and, folded, the source with
+its decorators (so the hypothesis strategies and ``@example`` cases are visible), and which site
+pages cite the test. One page per module keeps each light to open: the whole was one 4.3 MB page.
+The module pages are not listed in the nav (50 entries); the index, the citing links and search
+reach them. Everything is parsed with ``ast``: nothing is imported or run here.
 """
 
 from __future__ import annotations
@@ -24,15 +29,20 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mkdocs.structure.files import File
+from mkdocs.structure.files import File, InclusionLevel
 
 log = logging.getLogger("mkdocs.hooks.tests_page")
 
 PAGE = "tests.md"
+FOLDER = "tests"  # tests/<module>.md
 TEST_GLOB = "tests/test_*.py"
 STRATEGIES = "tests/strategies.py"
-# A link to this page from another page: tests.md#<anchor> (relative paths like ../tests.md too).
+# A link to a test from another page: tests.md#<anchor> (relative paths like ../tests.md too).
 _CITATION = re.compile(r"tests\.md#([A-Za-z0-9_.-]+)")
+# The same in a Markdown link's target, with what precedes it: rewritten to the module's page.
+_CITING_LINK = re.compile(
+    r"(\]\(\s*<?|\]:\s*<?)((?:\.\./)*)tests\.md#([A-Za-z0-9_]+)([A-Za-z0-9_.-]*)"
+)
 
 
 @dataclass
@@ -142,50 +152,50 @@ def _blob(config, path: str, first: int | None = None, last: int | None = None) 
     return f"{config.repo_url.rstrip('/')}/blob/main/{path}{lines}"
 
 
-def render(root: Path, config, citations: dict[str, list[tuple[str, str]]]) -> str:
-    modules = [parse_module(p, root) for p in sorted(root.glob(TEST_GLOB))]
-    count = sum(len(m.tests) for m in modules)
+def modules(root: Path) -> list[Module]:
+    """Every test module, parsed, in file-name order."""
+    return [parse_module(p, root) for p in sorted(root.glob(TEST_GLOB))]
+
+
+def page_path(stem: str) -> str:
+    """A test module's page, relative to docs/: ``tests/test_absolute.md``."""
+    return f"{FOLDER}/{stem}.md"
+
+
+def pages(root: Path) -> list[str]:
+    """Every generated module page, in the order of the index."""
+    return [page_path(p.stem) for p in sorted(root.glob(TEST_GLOB))]
+
+
+def _first_line(doc: str) -> str:
+    """The docstring's first paragraph on one line, as Markdown (plain() escapes ``|`` too)."""
+    return plain(" ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split()))
+
+
+def render_index(root: Path, found: list[Module]) -> str:
+    count = sum(len(m.tests) for m in found)
     out = [
         "# Tests",
         "",
-        "Every claim the site derives is checked by a test, and the pages link each claim to the",
-        f"test below. This page is generated from `{TEST_GLOB}` at each build ({count} tests in",
-        f"{len(modules)} modules), so it always shows the code that runs. Property tests use",
-        "[hypothesis](https://hypothesis.readthedocs.io/): `@given` draws the inputs from the",
-        "strategies named in the decorator, and `@example` pins edge cases that always run.",
+        "Every claim the site derives is checked by a test, and the pages link each claim to its",
+        f"test. These pages are generated from `{TEST_GLOB}` at each build ({count} tests in",
+        f"{len(found)} modules, one page each), so they always show the code that runs. Property",
+        "tests use [hypothesis](https://hypothesis.readthedocs.io/): `@given` draws the inputs",
+        "from the strategies named in the decorator, and `@example` pins edge cases that always",
+        "run.",
         "",
         "Run them with `make test` (or `python -m pytest tests`); set `CI=1` for the thorough",
         "hypothesis profile. The site itself is tested by `tests/site/` (strict build, every code",
         "block, and every page in headless Chromium); see [Development](development.md).",
         "",
     ]
-    if not modules:
-        out += ["No test modules yet.", ""]
-    for mod in modules:
-        out += [f"## `{mod.path}` {{#{mod.stem}}}", ""]
-        if mod.doc:
-            out += [plain(mod.doc), ""]
-        for entry in mod.tests:
-            out += [f"### `{entry.title}` {{#{entry.anchor}}}", ""]
-            if entry.doc:
-                out += [plain(entry.doc), ""]
-            cited = citations.get(entry.anchor)
-            if cited:
-                links = ", ".join(f"[{title}]({uri})" for uri, title in cited)
-                out += [f"Cited by: {links}.", ""]
-            where = f"`{mod.path}`, lines {entry.first_line}–{entry.last_line}"
-            url = _blob(config, mod.path, entry.first_line, entry.last_line)
-            summary = f"Source ({where})"
-            out += [f'??? example "{summary}"', "", _indent(_fence(entry.source)), ""]
-            if url:
-                out += [_indent(f"[View on GitHub]({url})"), ""]
-        if mod.helpers:
-            out += [
-                f'??? note "Helpers in `{mod.path}`"',
-                "",
-                _indent(_fence("\n\n\n".join(mod.helpers))),
-                "",
-            ]
+    if not found:
+        return "\n".join([*out, "No test modules yet.", ""])
+    out += ["| module | tests | what it checks |", "|:--|--:|:--|"]
+    for mod in found:
+        link = f"[`{mod.path}`]({page_path(mod.stem)})"
+        out.append(f"| {link} | {len(mod.tests)} | {_first_line(mod.doc)} |")
+    out.append("")
     strategies = root / STRATEGIES
     if strategies.is_file():
         doc = ast.get_docstring(ast.parse(strategies.read_text(encoding="utf-8"))) or ""
@@ -197,15 +207,69 @@ def render(root: Path, config, citations: dict[str, list[tuple[str, str]]]) -> s
     return "\n".join(out)
 
 
+def render_module(mod: Module, config, citations: dict[str, list[tuple[str, str]]]) -> str:
+    """One module's page: its docstring, then every test with its citations and source."""
+    out = [f"# `{mod.path}` {{#{mod.stem}}}", ""]
+    if mod.doc:
+        out += [plain(mod.doc), ""]
+    out += ["All test modules: [Tests](../tests.md).", ""]
+    for entry in mod.tests:
+        out += [f"## `{entry.title}` {{#{entry.anchor}}}", ""]
+        if entry.doc:
+            out += [plain(entry.doc), ""]
+        cited = citations.get(entry.anchor)
+        if cited:
+            # The citing page's path is relative to docs/; this page is one folder down.
+            links = ", ".join(f"[{title}](../{uri})" for uri, title in cited)
+            out += [f"Cited by: {links}.", ""]
+        where = f"`{mod.path}`, lines {entry.first_line}–{entry.last_line}"
+        url = _blob(config, mod.path, entry.first_line, entry.last_line)
+        out += [f'??? example "Source ({where})"', "", _indent(_fence(entry.source)), ""]
+        if url:
+            out += [_indent(f"[View on GitHub]({url})"), ""]
+    if mod.helpers:
+        out += [
+            f'??? note "Helpers in `{mod.path}`"',
+            "",
+            _indent(_fence("\n\n\n".join(mod.helpers))),
+            "",
+        ]
+    return "\n".join(out)
+
+
+def cite_module_pages(markdown: str, stems: set[str]) -> str:
+    """``markdown`` with each link to ``tests.md#<module>[-<test>]`` pointed at the module's page.
+
+    A link whose anchor names no test module is left as it is: MkDocs then reports it.
+    """
+
+    def point(match: re.Match) -> str:
+        lead, up, stem, rest = match.groups()
+        if stem not in stems:
+            return match.group(0)
+        return f"{lead}{up}{page_path(stem)}#{stem}{rest}"
+
+    return _CITING_LINK.sub(point, markdown)
+
+
 _titles: dict[str, str] = {}
+# Per build: the parsed modules and the citations, computed once for all the module pages.
+_cache: dict[str, object] = {}
 
 
 def on_files(files, config):
     # The content is filled in on_page_markdown, once every page's title and links are known.
+    _cache.clear()
     existing = files.get_file_from_path(PAGE)
     if existing is not None:
         files.remove(existing)
     files.append(File.generated(config, PAGE, content="# Tests\n"))
+    root = Path(config.config_file_path).parent
+    for path in pages(root):
+        # Reached from the index, the citing links and search; not listed in the nav.
+        page = File.generated(config, path, content="# Tests\n")
+        page.inclusion = InclusionLevel.NOT_IN_NAV
+        files.append(page)
     return files
 
 
@@ -219,17 +283,24 @@ def on_nav(nav, config, files):
 def _citations(files) -> dict[str, list[tuple[str, str]]]:
     found: dict[str, list[tuple[str, str]]] = {}
     for f in files.documentation_pages():
-        if f.src_uri == PAGE or not f.src_uri.endswith(".md") or f.generated_by:
+        if f.generated_by or not f.src_uri.endswith(".md"):
             continue
         for anchor in dict.fromkeys(_CITATION.findall(f.content_string)):
             title = _titles.get(f.src_uri, f.src_uri)
-            # tests.md sits at the site root, so the citing page's path is the link target.
             found.setdefault(anchor, []).append((f.src_uri, title))
     return found
 
 
 def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri != PAGE:
-        return markdown
     root = Path(config.config_file_path).parent
-    return render(root, config, _citations(files))
+    src = page.file.src_uri
+    if "modules" not in _cache:
+        _cache["modules"] = {m.stem: m for m in modules(root)}
+    found = _cache["modules"]
+    if src == PAGE:
+        return render_index(root, list(found.values()))
+    if src.startswith(f"{FOLDER}/") and page.file.generated_by:
+        if "citations" not in _cache:
+            _cache["citations"] = _citations(files)
+        return render_module(found[src[len(FOLDER) + 1 : -len(".md")]], config, _cache["citations"])
+    return cite_module_pages(markdown, set(found))

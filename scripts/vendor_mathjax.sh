@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Vendor MathJax 3.2.2 from the npm registry into docs/vendor/mathjax/ (git-ignored).
+# Fetch MathJax 3.2.2 from the npm registry into .cache/mathjax/3.2.2/ (git-ignored).
 #
-# Why: the site must render math with no network when a page loads, and third-party assets are
-# never committed. The tarball is checked against the registry's published sha512 integrity, so
-# a tampered or different package fails the build instead of shipping. Idempotent: re-running
+# Why: the site's mathematics is typeset when the site is built (hooks/typeset.py runs these
+# components in one Node process), so that no reader's browser has to; the built pages need only
+# MathJax's fonts, which the build copies next to its stylesheet. Third-party code is never
+# committed: the tarball is checked against the registry's published sha512 integrity, so a
+# tampered or different package fails the build instead of shipping. Idempotent: re-running
 # replaces the folder. Needs node/npm (about 1 s, a 6 MB download).
 set -euo pipefail
 
@@ -11,7 +13,7 @@ VERSION="3.2.2"
 INTEGRITY="sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dest="$root/docs/vendor/mathjax"
+dest="$root/.cache/mathjax/$VERSION"
 
 command -v npm >/dev/null || { echo "vendor_mathjax: npm is required (apt-get install npm)" >&2; exit 1; }
 
@@ -35,24 +37,29 @@ tar -xzf "$tarball" -C "$tmp"
 es5="$tmp/package/es5"
 
 # Build the new tree next to the old one and swap, so an interrupted run never leaves half a copy.
-stage="$tmp/mathjax"
-mkdir -p "$stage/input/tex" "$stage/output/chtml/fonts"
-cp "$es5/tex-mml-chtml.js" "$stage/"
-# Autoloaded TeX packages (\cancel, \bbox, braket, ...): one missing file blanks all math on a page.
-cp -r "$es5/input/tex/extensions" "$stage/input/tex/"
-# CHTML fonts, found relative to the script with no configuration.
-cp -r "$es5/output/chtml/fonts/woff-v2" "$stage/output/chtml/fonts/"
-# Loaded lazily from MathJax's context menu (accessibility, menu UI). sre/ (speech, 3.9 MB) is left
-# out: only a reader who switches on the speech explorer would need it.
-cp -r "$es5/a11y" "$es5/ui" "$stage/"
-cp "$tmp/package/LICENSE" "$stage/"
-echo "$VERSION $INTEGRITY" > "$stage/VERSION"
+# What hooks/typeset.js loads: the loader and core, the lite DOM for Node, the TeX input with its
+# autoloaded packages (\cancel, \bbox, ...: one missing file fails every formula of a page), the
+# CommonHTML output with its font data and fonts, and the assistive MathML that screen readers
+# read. Left out: the combined browser bundles, speech (sre/, 3.9 MB), the context menu.
+stage="$tmp/stage/es5"
+mkdir -p "$stage/input" "$stage/output"
+cp "$es5/startup.js" "$es5/core.js" "$es5/loader.js" "$stage/"
+cp -r "$es5/adaptors" "$es5/a11y" "$stage/"
+cp -r "$es5/input/tex" "$es5/input/tex.js" "$es5/input/tex-base.js" "$stage/input/"
+cp -r "$es5/output/chtml" "$es5/output/chtml.js" "$stage/output/"
+cp "$tmp/package/LICENSE" "$tmp/stage/"
+echo "$VERSION $INTEGRITY" > "$tmp/stage/VERSION"
 
-for f in tex-mml-chtml.js input/tex/extensions/cancel.js output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff LICENSE; do
-  [[ -s "$stage/$f" ]] || { echo "vendor_mathjax: $f missing from the package" >&2; exit 1; }
+for f in es5/startup.js es5/adaptors/liteDOM.js es5/input/tex/extensions/cancel.js \
+         es5/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff LICENSE; do
+  [[ -s "$tmp/stage/$f" ]] || { echo "vendor_mathjax: $f missing from the package" >&2; exit 1; }
 done
 
 mkdir -p "$(dirname "$dest")"
 rm -rf "$dest"
-mv "$stage" "$dest"
-echo "vendor_mathjax: mathjax@$VERSION -> docs/vendor/mathjax ($(du -sh "$dest" | cut -f1))"
+mv "$tmp/stage" "$dest"
+# Before issue 43 the browser typeset the math from a copy in docs/vendor/mathjax/: anything
+# left there would be copied into the site, unused.
+rm -rf "$root/docs/vendor/mathjax"
+rmdir "$root/docs/vendor" 2>/dev/null || true
+echo "vendor_mathjax: mathjax@$VERSION -> .cache/mathjax/$VERSION ($(du -sh "$dest" | cut -f1))"

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MATH_TIMEOUT_MS = 20_000
-LOAD_TIMEOUT_MS = 180_000  # the Tests page (4 MB of HTML) takes 30 s to load under load
+WAIT_TIMEOUT_MS = 20_000
+LOAD_TIMEOUT_MS = 180_000  # the longest pages took 30 s to load under load (before issue 43)
 WIDTHS = (1280, 390)  # a laptop (both sidebars shown), a phone
 SCREEN_HEIGHT = 900
 # Page captures are of the viewport as the checks left it: a capture beyond it (Playwright's
@@ -36,7 +36,8 @@ SHOT_QUALITY = 85
 CARET = "initial"
 
 # Runs in the page: what did not render, and which images did not load. Code and rendered math
-# are removed before looking for TeX delimiters: code may legitimately contain them.
+# are removed before looking for TeX delimiters: code may legitimately contain them. The math is
+# typeset when the site is built (hooks/typeset.py): no typesetter may be loaded in the page.
 INSPECT_PAGE = """
 async () => {
   const article = document.querySelector("article") || document.body;
@@ -54,17 +55,14 @@ async () => {
     math: math.length,
     unrendered: math.filter((e) => !e.querySelector("mjx-container")).length,
     merrors: [...document.querySelectorAll("mjx-merror")].map((e) => e.textContent).slice(0, 5),
+    typesetters: [...document.scripts].map((e) => e.src).filter((src) => /mathjax|katex/i.test(src))
+      .concat(window.MathJax ? ["window.MathJax"] : []),
     text,
     images: images.length,
     broken,
     outputs: document.querySelectorAll(".jp-OutputArea-output").length,
   };
 }
-"""
-
-_MATH_DONE = """
-() => window.MathJax && MathJax.startup && MathJax.startup.promise &&
-  [...document.querySelectorAll(".arithmatex")].every((e) => e.querySelector("mjx-container"))
 """
 
 # Every widget has started, and those that load the model list have it (explorer.js sets
@@ -163,7 +161,7 @@ WIDGET_STATE = """(e) => JSON.stringify({
   .replace(/"@nonfinite@(NaN|-?Infinity)"/g, "$1")"""
 
 
-def wait_for(page, condition: str, timeout_ms: int = MATH_TIMEOUT_MS) -> None:
+def wait_for(page, condition: str, timeout_ms: int = WAIT_TIMEOUT_MS) -> None:
     """Wait until ``condition`` holds in the page; on timeout go on: the checks say what is left."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -171,13 +169,6 @@ def wait_for(page, condition: str, timeout_ms: int = MATH_TIMEOUT_MS) -> None:
         page.wait_for_function(condition, timeout=timeout_ms)
     except PlaywrightTimeout:
         pass
-
-
-def wait_for_math(page) -> None:
-    """Every formula typeset (or the timeout): MathJax's queue is then empty."""
-    wait_for(page, _MATH_DONE)
-    if page.evaluate("() => !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"):
-        page.evaluate("() => MathJax.startup.promise")
 
 
 def slug(page_src: str) -> str:
@@ -247,7 +238,6 @@ def view_page(use_tab, site, screenshots: Path, page_src: str) -> PageView:
     with use_tab({"width": WIDTHS[0], "height": SCREEN_HEIGHT}) as tab:
         page = tab.page
         page.goto(site.page_url(page_src), wait_until="load", timeout=LOAD_TIMEOUT_MS)
-        wait_for_math(page)
         wait_for(page, WIDGETS_READY)
         found = page.evaluate(INSPECT_PAGE)
         download_ok = None

@@ -255,10 +255,12 @@ def inputs_digest(root: Path = ROOT) -> str | None:
         path = root / os.fsdecode(name)
         digest.update(name + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-")
-    vendor = root / "docs" / "vendor"  # gitignored: fetched by make, read by the build
-    for path in sorted(vendor.rglob("*")) if vendor.is_dir() else ():
-        if path.is_file():
-            digest.update(f"{path.relative_to(vendor)}:{path.stat().st_size}\0".encode())
+    # gitignored, fetched by make, read by the build: MathJax for hooks/typeset.py (and an old
+    # docs/vendor/, copied into the site if it is there)
+    for vendor in (root / ".cache" / "mathjax", root / "docs" / "vendor"):
+        for path in sorted(vendor.rglob("*")) if vendor.is_dir() else ():
+            if path.is_file():
+                digest.update(f"{path.relative_to(root)}:{path.stat().st_size}\0".encode())
     # the environment's own packages: distributions() alone also reads sys.path, which differs
     # between pytest and `python -m` (the checkout's folder, the current directory)
     site_dirs = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})

@@ -811,7 +811,7 @@ def test_widgets_sit_beside_their_derivation_with_a_link_to_the_function(site):
         ).read_text("utf-8")
         for m in re.finditer(r'<div class="pe-widget"[^>]*></div>', html):
             caption = html[m.end() : html.find("</p>", m.end())]
-            if not re.search(r'href="[^"]*api/#posenc_ref\.', caption):
+            if not re.search(r'href="[^"]*api/[\w.]+/#posenc_ref\.', caption):
                 problems.append(f"{src}: a widget without a caption linking its function")
     assert problems == []
 

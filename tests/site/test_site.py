@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
-from pageview import INSPECT_PAGE, WIDTHS, wait_for_math
+from pageview import INSPECT_PAGE, WIDTHS, wait_for
 
 # Not imported from conftest.py: two conftest modules (tests/, tests/site/) share that name.
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,8 +26,24 @@ ROOT = Path(__file__).resolve().parents[2]
 # --- the pages -----------------------------------------------------------------------------
 
 
+def _hook(name: str):
+    """A build hook's module (hooks/<name>.py), for the pages it generates."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(f"hooks_{name}", ROOT / "hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
 def nav_pages() -> list[str]:
-    """Source paths of the pages in mkdocs.yml's nav, in nav order."""
+    """Source paths of the pages in the nav, in nav order, as the build makes it.
+
+    mkdocs.yml's nav, with its ``api.md`` entry expanded into the API reference's section
+    (hooks/api_page.py: the overview, then one page per module).
+    """
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -35,6 +51,7 @@ def nav_pages() -> list[str]:
 
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
     config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    api = _hook("api_page")
 
     def walk(items):
         for item in items:
@@ -44,10 +61,22 @@ def nav_pages() -> list[str]:
             elif "://" not in value:
                 yield value
 
-    return list(walk(config["nav"]))
+    # As the hook does it: a top-level entry whose page is api.md becomes the section.
+    nav = [
+        {"": api.nav_section(ROOT)}
+        if isinstance(item, dict) and list(item.values()) == [api.PAGE]
+        else item
+        for item in config["nav"]
+    ]
+    return list(walk(nav))
 
 
-PAGES = nav_pages()
+def all_pages() -> list[str]:
+    """Every page the build makes: the nav's, then the test modules' (not in the nav)."""
+    return nav_pages() + _hook("tests_page").pages(ROOT)
+
+
+PAGES = all_pages()
 
 
 def test_build_is_strict_and_quiet(built_site):
@@ -58,7 +87,10 @@ def test_build_is_strict_and_quiet(built_site):
 
 
 def test_sitemap_lists_exactly_the_nav(site):
-    """Every built page is in the nav (and so under test here), and every nav page was built."""
+    """Every built page is in the nav or is a test module's page, and every one of them was built.
+
+    So every built page is under test here.
+    """
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     root = ET.parse(site.directory / "sitemap.xml").getroot()
     locs = [e.text for e in root.iterfind(".//s:loc", ns)]
@@ -77,16 +109,18 @@ def test_no_math_in_headings(site):
 
 
 def test_api_page_documents_every_public_name(site):
-    """Each name in posenc_ref.__all__ and posenc_ref.plots.__all__ has its entry on the API page.
+    """Each name in posenc_ref.__all__ and posenc_ref.plots.__all__ has its API reference entry.
 
     Functions are documented in the module that defines them (``posenc_ref.absolute.inv_freq``,
-    ``posenc_ref.plots.absolute.heatmap``); the plots registry under ``posenc_ref.plots``.
+    ``posenc_ref.plots.absolute.heatmap``), on that module's page; the plots registry under
+    ``posenc_ref.plots``.
     """
     import posenc_ref
     import posenc_ref.plots
 
-    html = (site.directory / "api" / "index.html").read_text(encoding="utf-8")
-    ids = set(re.findall(r'\bid="(posenc_ref\.[\w.]+)"', html))
+    ids = set()
+    for html in (site.directory / "api").rglob("index.html"):
+        ids |= set(re.findall(r'\bid="(posenc_ref\.[\w.]+)"', html.read_text(encoding="utf-8")))
     missing = []
     for package in (posenc_ref, posenc_ref.plots):
         for name in package.__all__:
@@ -96,6 +130,22 @@ def test_api_page_documents_every_public_name(site):
             if f"{module}.{name}" not in ids:
                 missing.append(f"{module}.{name}")
     assert missing == []
+
+
+def test_api_reference_is_one_page_per_module(site):
+    """Each public module has its page, whose heading is the module: no page holds them all."""
+    api = _hook("api_page")
+    modules = api.public_modules(ROOT)
+    problems = []
+    for name in modules:
+        html = site.directory / "api" / name / "index.html"
+        if not html.is_file():
+            problems.append(f"{name}: no page")
+        elif f'id="posenc_ref.{name}"' not in html.read_text(encoding="utf-8"):
+            problems.append(f"{name}: its page does not document it")
+    overview = (site.directory / "api" / "index.html").read_text(encoding="utf-8")
+    assert 'class="doc doc-heading"' not in overview, "the overview renders a module itself"
+    assert len(modules) > 10 and problems == []
 
 
 def test_docstring_links_to_pages_resolve(site):
@@ -218,12 +268,100 @@ def test_search_index_has_no_raw_tex(site):
 def test_search_finds_tests_by_name_not_by_source(site):
     """The Tests page is indexed by each test's name and docstring; its folded sources are not."""
     index = json.loads((site.directory / "search" / "search_index.json").read_text("utf-8"))
-    tests = [e for e in index["docs"] if e["location"].startswith("tests/#")]
+    tests = [e for e in index["docs"] if e["location"].startswith("tests/")]
     titles = " ".join(e["title"] for e in tests)
     text = " ".join(e["text"] for e in tests)
     assert "test_vectorized_equals_loop" in titles
     assert "The vectorized table equals the textbook double loop" in text  # its docstring
     assert "def test_" not in text and "@given(" not in text
+
+
+# --- the math, typeset when the site is built (hooks/typeset.py) ----------------------------
+
+_MATH_ELEMENT = re.compile(r'<(span|div) class="arithmatex">(.{0,40})', re.S)
+_GLYPH = re.compile(r'<mjx-c class="mjx-c([0-9A-F]+)(?: ([\w-]+))?"')
+
+
+def _built_html(site, page: str) -> str:
+    path = site.directory / urlsplit(site.page_url(page)).path.lstrip("/") / "index.html"
+    return path.read_text(encoding="utf-8")
+
+
+def test_math_is_typeset_in_the_built_pages(site):
+    """Every formula of every page arrives typeset: nothing is left for the reader's browser.
+
+    Each arithmatex element holds MathJax's output, with no error; no page loads a typesetter.
+    """
+    problems = []
+    for page in PAGES:
+        html = _built_html(site, page)
+        for m in _MATH_ELEMENT.finditer(html):
+            if not m.group(2).startswith("<mjx-container"):
+                problems.append(f"{page}: raw {m.group(2)!r}")
+        if "<mjx-merror" in html:
+            problems.append(f"{page}: a MathJax error")
+        problems += [
+            f"{page}: loads {src}"
+            for src in re.findall(r'<script[^>]*src="([^"]*(?:mathjax|katex)[^"]*)"', html, re.I)
+        ]
+    assert problems == [], "\n".join(problems[:20])
+
+
+def test_every_typeset_glyph_has_its_style(site):
+    """Each glyph the pages use (class ``mjx-c<hex>`` and its font) has a rule in the stylesheet.
+
+    MathJax's CommonHTML output draws each glyph with CSS (``content`` and the font); the build
+    writes one stylesheet for every glyph used on the site. A glyph without its rule is blank.
+    """
+    css = (site.directory / "assets" / "mathjax" / "mathjax.css").read_text(encoding="utf-8")
+    rules = set(re.findall(r"\.mjx-c([0-9A-F]+)(\.[\w-]+)?::before", css))
+    used = set()
+    for page in PAGES:
+        used |= set(_GLYPH.findall(_built_html(site, page)))
+    missing = sorted(
+        f"{code} {font}" for code, font in used if (code, f".{font}" if font else "") not in rules
+    )
+    assert used and missing == []
+    fonts = re.findall(r'url\("?([^")]+\.woff)', css)
+    folder = site.directory / "assets" / "mathjax"
+    assert fonts and [f for f in fonts if not (folder / f).is_file()] == []
+
+
+def _glyph_text(html: str) -> str:
+    """The characters MathJax drew in ``html`` (each ``mjx-c`` names its code point)."""
+    return "".join(chr(int(code, 16)) for code, _ in _GLYPH.findall(html))
+
+
+def test_equation_numbers_and_references(site):
+    r"""Every ``\label`` is a numbered equation with an anchor; each ``\eqref`` shows its number.
+
+    Numbers run 1, 2, ... down each page (MathJax's AMS numbering, one document per page), and
+    the link of a reference goes to its equation and reads the same number.
+    """
+    problems, labels_seen = [], 0
+    for page in PAGES:
+        html = _built_html(site, page)
+        tags = {}
+        for m in re.finditer(r'<mjx-mtd id="mjx-eqn:([^"]+)">(.*?)</mjx-mtd>', html, re.S):
+            tags[m.group(1)] = _glyph_text(m.group(2))
+        numbers = [int(t.strip("()")) for t in tags.values() if re.fullmatch(r"\(\d+\)", t)]
+        if numbers != list(range(1, len(numbers) + 1)):
+            problems.append(f"{page}: equation numbers {numbers}")
+        source = ROOT / "docs" / page
+        if source.is_file():
+            # the page's math: its text without code (which may show \label as an example)
+            text = re.sub(
+                r"(`{3,}).*?\1|`[^`\n]+`", "", source.read_text(encoding="utf-8"), flags=re.S
+            )
+            for label in re.findall(r"\\label\{([^}]+)\}", text):
+                labels_seen += 1
+                if label not in tags:
+                    problems.append(f"{page}: \\label{{{label}}} has no numbered anchor")
+        for m in re.finditer(r'<a href="#mjx-eqn%3A([^"]+)">(.*?)</a>', html, re.S):
+            label = unquote(m.group(1))
+            if tags.get(label) != _glyph_text(m.group(2)):
+                problems.append(f"{page}: \\eqref{{{label}}} reads {_glyph_text(m.group(2))!r}")
+    assert labels_seen > 20 and problems == [], "\n".join(problems[:20])
 
 
 # --- figures -------------------------------------------------------------------------------
@@ -300,7 +438,7 @@ def test_every_figure_is_shown_with_a_caption_naming_its_function(site):
 # Browser tests ask for `tab` or `page_view` first, so that a missing Chromium skips them before
 # the build.
 
-# TeX that MathJax should have replaced: \( \[ \begin{ $$ $\cmd \frac{
+# TeX that the build's MathJax should have replaced: \( \[ \begin{ $$ $\cmd \frac{
 _RAW_TEX = re.compile(r"\\\(|\\\[|\\begin\{|\$\$|\$\\[A-Za-z]|\\frac\{")
 
 
@@ -314,9 +452,13 @@ def _raw_tex(text: str) -> list[str]:
 @pytest.mark.browser
 @pytest.mark.parametrize("page_src", PAGES)
 def test_page_renders_offline(page_view, page_src):
-    """Math typeset, images loaded, no raw TeX, no errors, nothing fetched from another host."""
+    """Math typeset, images loaded, no raw TeX, no errors, nothing fetched from another host.
+
+    The page loads no typesetter: its math was typeset when the site was built.
+    """
     view = page_view(page_src)
     found = view.found
+    assert found["typesetters"] == [], "the page typesets in the browser"
     assert found["unrendered"] == 0, f"{found['unrendered']} of {found['math']} formulas raw"
     assert found["merrors"] == [], f"MathJax errors: {found['merrors']}"
     assert _raw_tex(found["text"]) == [], "raw TeX in the text"
@@ -393,7 +535,6 @@ def test_instant_navigation_keeps_math(tab, site):
     start, target = ("index.md", math_pages[0]) if math_pages else ("development.md", "index.md")
     page = tab.page
     page.goto(site.page_url(start), wait_until="networkidle")
-    wait_for_math(page)
     page.evaluate("() => { window.__same_document = true; }")
     target_url = site.page_url(target)
     links = page.locator("article a[href]")
@@ -404,12 +545,66 @@ def test_instant_navigation_keeps_math(tab, site):
     assert index is not None, f"{start} has no link to {target}"
     links.nth(index).click()
     page.wait_for_url(target_url + "**")
-    wait_for_math(page)
+    # Material swaps the canonical link with the content.
+    wait_for(page, f"() => document.querySelector('link[rel=canonical]').href === '{target_url}'")
     assert page.evaluate("() => window.__same_document === true"), "the click reloaded the page"
     found = page.evaluate(INSPECT_PAGE)
     assert found["math"] > 0 and found["unrendered"] == 0, found["unrendered"]
     assert found["merrors"] == [] and _raw_tex(found["text"]) == []
     tab.assert_clean()
+
+
+# Selects a paragraph with inline formulas, then a range from inside a display equation to the
+# end of the next paragraph, and copies each (a ClipboardEvent, as the browser dispatches it).
+_COPY = """
+() => {
+  const copy = (range) => {
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    const data = new DataTransfer();
+    const init = {clipboardData: data, bubbles: true, cancelable: true};
+    const event = new ClipboardEvent("copy", init);
+    range.startContainer.parentElement.dispatchEvent(event);
+    return {text: data.getData("text/plain"), html: data.getData("text/html"),
+            handled: event.defaultPrevented};
+  };
+  const tex = (e) => [...e.querySelectorAll("annotation")].map((a) => a.textContent.trim());
+  const inline = [...document.querySelectorAll("article p")].find(
+    (p) => p.querySelectorAll("mjx-container:not([display])").length >= 2);
+  const paragraph = document.createRange();
+  paragraph.selectNodeContents(inline);
+  const display = document.querySelector("article mjx-container[display]");
+  const glyph = display.querySelector("mjx-c");
+  const partial = document.createRange();
+  partial.setStart(glyph, 0);
+  partial.setEndAfter(display.closest(".arithmatex").nextElementSibling);
+  return {paragraph: copy(paragraph), inline: tex(inline),
+          partial: copy(partial), display: tex(display)[0]};
+}
+"""
+
+
+@pytest.mark.browser
+def test_copying_a_formula_copies_its_tex(tab_without_search, site):
+    """Copied, each formula is its TeX as written in the page's source, the text around it kept.
+
+    Inline formulas become ``$...$``; a selection that starts inside a display equation takes the
+    whole equation, as ``$$ ... $$``.
+    """
+    page = tab_without_search.page
+    page.goto(site.page_url("rope_design.md"), wait_until="load")
+    copied = page.evaluate(_COPY)
+    source = (ROOT / "docs" / "rope_design.md").read_text(encoding="utf-8")
+    paragraph, partial = copied["paragraph"], copied["partial"]
+    assert paragraph["handled"] and len(copied["inline"]) >= 2
+    for tex in copied["inline"]:
+        assert f"${tex}$" in paragraph["text"], (tex, paragraph["text"])
+        assert tex in source  # the author's TeX, not a rendering of it
+    assert "<mjx-" not in paragraph["html"]
+    assert partial["handled"] and partial["text"].startswith(f"$$\n{copied['display']}\n$$")
+    assert copied["display"].split("\\label")[0].strip() in source
+    tab_without_search.assert_clean()
 
 
 # --- nothing cut off -----------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -143,14 +144,121 @@ def test_api_page_lists_public_modules():
 
 
 def test_api_page_shows_plots_registry_once():
-    """The plots section lists only the registry; the figure functions appear in their modules."""
-    blocks = _hook("api_page").blocks(ROOT)
-    (package,) = [b for b in blocks if b.startswith("::: posenc_ref.plots\n")]
+    """The plots package's page lists only the registry; the figures appear in their modules."""
+    api_page = _hook("api_page")
+    package = api_page.block(ROOT, "plots")
+    assert package.startswith("::: posenc_ref.plots\n    options:\n      heading_level: 1\n")
     assert (
         "members: [SITE_FIGURES, site_figure, FIGURE_FACTS, figure_facts, default_of, sci, "
         "render_svg]" in package
     )
-    assert "::: posenc_ref.plots.absolute\n    options:\n      heading_level: 3" in blocks
+    assert "members" not in api_page.block(ROOT, "plots.absolute")
+
+
+def test_api_reference_nav_has_a_page_per_module():
+    """The nav section: the overview, each module's page once, a subsection per subpackage."""
+    api_page = _hook("api_page")
+    section = api_page.nav_section(ROOT)
+
+    def flat(items):
+        for item in items:
+            (value,) = item.values()
+            yield from flat(value) if isinstance(value, list) else [value]
+
+    assert section[0] == {"Overview": "api.md"}
+    assert list(flat(section[1:])) == sorted(api_page.pages(ROOT), key=api_page.pages(ROOT).index)
+    assert sorted(flat(section[1:])) == sorted(api_page.pages(ROOT))
+    models = next(item["models"] for item in section if "models" in item)
+    assert models[0] == {"models (package)": "api/models.md"}
+    assert {"rope": "api/rope.md"} in section
+
+
+def test_docstring_links_to_pages_reach_them_from_the_api_folder():
+    """``[x](page.md#a)`` in a docstring becomes ``../page.md#a``: the module pages are in api/."""
+    link = _hook("griffe_rst")._PAGE_LINK
+    text = "[a](rope.md#x-y) [b](models.md) [c](https://x.org/a.md) [d](#x) [e](../x.md)"
+    assert link.sub(r"](../\1)", text) == (
+        "[a](../rope.md#x-y) [b](../models.md) [c](https://x.org/a.md) [d](#x) [e](../x.md)"
+    )
+
+
+def test_links_to_tests_point_at_the_module_pages():
+    """``tests.md#<module>-<test>`` links go to the module's page; an unknown module stays."""
+    tests_page = _hook("tests_page")
+    text = (
+        "[checked](tests.md#test_rope-test_x), [all](../tests.md#test_rope), "
+        "[odd](tests.md#test_nothing-test_y), [index](tests.md)"
+    )
+    assert tests_page.cite_module_pages(text, {"test_rope"}) == (
+        "[checked](tests/test_rope.md#test_rope-test_x), "
+        "[all](../tests/test_rope.md#test_rope), "
+        "[odd](tests.md#test_nothing-test_y), [index](tests.md)"
+    )
+
+
+def test_math_elements_are_found_and_replaced():
+    """Arithmatex's elements and notebook markdown cells (to their own closing div), in order."""
+    typeset = _hook("typeset")
+    html = (
+        '<p>a <span class="arithmatex">\\(x &lt; y\\)</span></p>'
+        '<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-MarkdownOutput" x="1">'
+        "<div><p>$z$</p></div></div><div>after</div>"
+        '<div class="arithmatex">\\[w\\]</div>'
+    )
+    spans = typeset.math_spans(html)
+    assert [html[a:b] for a, b in spans] == ["\\(x &lt; y\\)", "<div><p>$z$</p></div>", "\\[w\\]"]
+    # Math elements inside a cell are typeset with the cell, not a second time on their own.
+    cell = '<p><span class="arithmatex">a</span> <span class="arithmatex">b</span></p>'
+    nested = html.replace("<p>$z$</p>", cell)
+    found = [nested[a:b] for a, b in typeset.math_spans(nested)]
+    assert found == ["\\(x &lt; y\\)", f"<div>{cell}</div>", "\\[w\\]"]
+    out = typeset.splice(html, spans, ["A", "B", "C"])
+    assert out == (
+        '<p>a <span class="arithmatex">A</span></p>'
+        '<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-MarkdownOutput" x="1">B</div>'
+        '<div>after</div><div class="arithmatex">C</div>'
+    )
+
+
+def test_typesetter_numbers_references_and_reports_errors():
+    r"""One page through MathJax in Node: a forward \eqref gets its number, and TeX is kept.
+
+    An error names its formula; the stylesheet has a rule for each glyph used.
+    """
+    typeset = _hook("typeset")
+    components = ROOT / typeset.COMPONENTS
+    if not (components / "startup.js").is_file():
+        message = "MathJax is not fetched (scripts/vendor_mathjax.sh; make does it)"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    typesetter = typeset.Typesetter(components)
+    try:
+        answer = typesetter.ask(
+            {
+                "fragments": [
+                    "\\(\\eqref{eq:b}\\)",
+                    "\\[\\begin{equation} a \\label{eq:a} \\end{equation}\\]",
+                    "\\[\\begin{equation} b &lt; c \\label{eq:b} \\end{equation}\\]",
+                    "\\(\\nosuchmacro\\)",
+                ]
+            }
+        )
+        css = typesetter.ask({"stylesheet": True})["css"]
+    finally:
+        typesetter.close()
+    first, _, second, bad = answer["fragments"]
+    assert answer["labels"] == {"eq:a": "1", "eq:b": "2"}
+    assert '<a href="#mjx-eqn%3Aeq%3Ab">' in first and "mjx-c32" in first  # "(2)"
+    assert 'id="mjx-eqn:eq:b"' in second
+    assert '<annotation encoding="application/x-tex"> b &lt; c \\label{eq:b} </annotation>' in (
+        second.replace("\\begin{equation}", "").replace("\\end{equation}", "")
+    )
+    assert answer["errors"] == [
+        {"tex": "\\nosuchmacro", "message": "Undefined control sequence \\nosuchmacro"}
+    ]
+    assert "mjx-merror" in bad
+    assert ".mjx-c32::before" in css and "woff-v2/MathJax_Main-Regular.woff" in css
 
 
 def test_search_index_turns_tex_into_text():
