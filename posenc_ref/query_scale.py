@@ -182,6 +182,10 @@ def log_length_scale(positions: torch.Tensor, original_max_len: int) -> torch.Te
     torch.Tensor
         float64, the shape of ``positions``.
     """
+    import torch  # here, not at the top: the config reader imports this module without torch
+
+    from ._tensor_checks import check_positions
+
     positions = check_positions("positions", positions, integer_only=True)
     original_max_len = check_int("original_max_len", original_max_len, minimum=3)
     m = positions.to(torch.float64).clamp(min=1.0)

@@ -27,7 +27,8 @@ def test_target_weight_is_the_softmax_of_one_leading_logit(n, margin, scale):
         assert math.isclose(target_weight(n, margin, scale), weight, rel_tol=1e-12)
     more, fewer = target_weight(n + 1, margin, scale), target_weight(n, margin, scale)
     assert more <= fewer  # distraction: strictly less, once float64 can tell them apart
-    assert more < fewer or 1 - fewer < 1e-15
+    step = math.exp(-scale * margin)  # what one more key adds to the denominator
+    assert more < fewer or 1.0 + n * step == 1.0 + (n - 1) * step
 
 
 @given(n=keys, n0=keys, margin=margins)
