@@ -26,7 +26,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 import read_config_cases as cases
-from pageview import CARET, SHOT_QUALITY, wait_for_math
+from pageview import CARET, SHOT_QUALITY
 
 pytestmark = pytest.mark.browser
 
@@ -100,7 +100,9 @@ def reader(quiet_tab, site, screenshots):
         driver = Reader(tab, site, screenshots)
         for url in (site.url, site.page_url(PAGE)):  # another page first: it loads no Python
             tab.page.goto(url, wait_until="networkidle")
-            wait_for_math(tab.page)  # its fonts loaded: leaving would abort them (an error)
+            # its fonts loaded (the math is typeset at build time, its glyphs are web fonts):
+            # leaving before would abort them (an error)
+            tab.page.evaluate("document.fonts.ready.then(() => true)")
         yield driver
 
 
