@@ -102,6 +102,15 @@ CONFIG_CLASSES: dict[str, Family] = {
     ),
     "modernbert": modernbert("modernbert"),
     "modernbert-decoder": modernbert("modernbert_decoder"),
+    "step3p5": Family(
+        head_dim=128,
+        rope=per_type(full=(1e4, None)),
+        traits=(ConfigClass(rewrites.step3p5_config, frozenset({"partial_rotary_factors"})),),
+        source="modeling_step3p7.py: rotate_half on int(head_dim * partial_rotary_factor) "
+        "coordinates, one table per layer type; configuration_step3p7.py: "
+        "Step3p7TextConfig.__post_init__ builds each layer type's RoPE dict from rope_theta and "
+        "partial_rotary_factors (numbers or per-layer lists) and rope_scaling (full attention)",
+    ),
     "minimax_m3_vl": Family(
         traits=(ReadAs("minimax_m3_vl_text"),),
         source="modeling_minimax_m3_vl.py: the language model's rotary embedding, as "

@@ -39,7 +39,7 @@ from ..traits import (
     Table,
 )
 from .builders import mla, rotate_every_two
-from .conventional import GEMMA3_THETA
+from .conventional import GEMMA3_ROPE, GEMMA3_THETA
 
 __all__ = ["EXCEPTIONS"]
 
@@ -226,6 +226,22 @@ EXCEPTIONS: dict[str, Family] = {
                           source=_GEMMA4_SOURCE.format("gemma4")),
     "gemma4_unified_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                                   source=_GEMMA4_SOURCE.format("gemma4_unified")),
+    # Gemma 4's widths and forced last layer, Gemma 3's RoPE dicts
+    "embedding_gemma2_text": Family(
+        theta=GEMMA3_THETA,
+        head_dim=256,
+        rope=GEMMA3_ROPE,
+        traits=(
+            _GEMMA4_WIDTHS,
+            LayerTypes(rules.pattern_and_last("sliding_window_pattern", 6),
+                       frozenset({"sliding_window_pattern"})),
+            ConfigClass(gemma4_config),
+        ),  # fmt: skip
+        source="modeling_embedding_gemma2.py: rotate_half with one rotary table per layer type; "
+        "the full-attention layers' heads are global_head_dim wide (default 512, a "
+        "per_layer_config override of head_dim); configuration_embedding_gemma2.py builds "
+        "layer_types from sliding_window_pattern and forces the last layer to full attention",
+    ),
     "diffusion_gemma_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                                    source=_GEMMA4_SOURCE.format("diffusion_gemma")),
     # --- layers without RoPE
@@ -240,7 +256,7 @@ EXCEPTIONS: dict[str, Family] = {
         theta=500_000.0,
         head_dim=128,
         traits=(
-            _NO_ROPE_LAYERS,
+            RopeLayers(rules.llama4_no_rope_layers, _NO_ROPE_LAYERS.reads),
             LayerTypes(rules.no_rope_types("chunked_attention", "full_attention")),
             QueryScaling(nope=rules.llama4_temperature, reads=frozenset({
                 "attn_temperature_tuning", "attn_scale", "floor_scale"})),
