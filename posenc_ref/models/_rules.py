@@ -351,6 +351,42 @@ def every_nth_full(every: int) -> Callable[[Mapping[str, Any], int | None], list
     return rule
 
 
+def full_then_linear(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """MiniMax-Text-01: even layers full attention, odd ones linear (configuration_minimax.py)."""
+    return ["linear_attention" if i % 2 else "full_attention" for i in range(count or 0)]
+
+
+def olmo_hybrid_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """OLMo Hybrid: every fourth layer full attention, the others linear.
+
+    The last layer is full attention where that leaves none (configuration_olmo_hybrid.py).
+    """
+    types = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(count or 0)]
+    if types and "full_attention" not in types:
+        types[-1] = "full_attention"
+    return types
+
+
+def flint_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """Flint: layers 0, 1, every fourth from 1 and the last full attention, the others sliding.
+
+    (configuration_flint.py, ``__post_init__``.)
+    """
+    n = count or 0
+    return ["full_attention" if i < 2 or i % 4 == 1 or i == n - 1 else "sliding_attention"
+            for i in range(n)]  # fmt: skip
+
+
+def lfm3_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """LFM3: in each block of four, a conv layer, another, full attention, then sliding window.
+
+    Layer 0 is a conv layer (configuration_lfm3.py: ``i % 4 == 2`` full, ``i % 4 == 0`` and
+    ``i > 0`` sliding, else ``conv``).
+    """
+    return ["full_attention" if i % 4 == 2 else "sliding_attention" if i % 4 == 0 and i > 0
+            else "conv" for i in range(count or 0)]  # fmt: skip
+
+
 def minimax_m3_types(config: Mapping[str, Any], count: int | None) -> list[str]:
     """MiniMax-M3: ``sparse_attention_config.sparse_attention_freq`` (1: a sparse layer)."""
     sparse = config.get("sparse_attention_config") or {}

@@ -293,18 +293,22 @@ EXCEPTIONS: dict[str, Family] = {
     ),
     "kolibri1": Family(
         head_dim=128,
-        traits=(RopeLayers(rules.sliding_layers_if_any),),
+        traits=(RopeLayers(rules.sliding_layers_if_any), LayerTypes(rules.every_nth_full(5))),
         source="modeling_kolibri1.py: rotate_half in every layer without a sliding window, else "
         "in the sliding-window layers only",
     ),
     "flint": Family(
         head_dim=128,
-        traits=(RopeLayers(rules.sliding_layers_only),),
+        traits=(RopeLayers(rules.sliding_layers_only), LayerTypes(rules.flint_types)),
         source="modeling_flint.py: rotate_half in the sliding-window layers only",
     ),
     "afmoe": Family(
         head_dim=128,
-        traits=(RopeLayers(rules.sliding_layers_only),),
+        traits=(
+            RopeLayers(rules.sliding_layers_only),
+            LayerTypes(rules.pattern_types("global_attn_every_n_layers", 4),
+                       frozenset({"global_attn_every_n_layers"})),
+        ),  # fmt: skip
         source="modeling_afmoe.py: rotate_half in the local (sliding-window) layers only",
     ),
     "muse_glimmer_text": Family(
@@ -326,7 +330,10 @@ EXCEPTIONS: dict[str, Family] = {
         rope={"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
               "full_attention": {"rope_type": "proportional", "rope_theta": 1_000_000.0,
                                  "partial_rotary_factor": 0.5}},
-        traits=(RopeLayers(rules.rotate_types("full_attention", "sliding_attention")),),
+        traits=(
+            RopeLayers(rules.rotate_types("full_attention", "sliding_attention")),
+            LayerTypes(rules.lfm3_types),
+        ),
         source="modeling_lfm3.py: rotate_half with one table per layer type ('proportional' in "
         "the full-attention layers); its conv layers take no position",
     ),
@@ -362,12 +369,12 @@ EXCEPTIONS: dict[str, Family] = {
     # hybrids: their linear-attention layers take no position
     "minimax": Family(
         theta=1_000_000.0,
-        traits=(_FULL_ONLY,),
+        traits=(_FULL_ONLY, LayerTypes(rules.full_then_linear)),
         source="modeling_minimax.py: rotate_half in the full_attention layers; the "
         "linear_attention (lightning) layers take no position",
     ),
     "olmo_hybrid": Family(
-        traits=(_FULL_ONLY,),
+        traits=(_FULL_ONLY, LayerTypes(rules.olmo_hybrid_types)),
         source="modeling_olmo_hybrid.py: rotate_half in the full_attention layers; the "
         "linear_attention layers take no position",
     ),
@@ -381,7 +388,10 @@ EXCEPTIONS: dict[str, Family] = {
     "beam": Family(
         head_dim=128,
         rope=per_type(sliding=(1e4, None), full_attention=None),
-        traits=(QueryScaling(nope=rules.beam_scalable_softmax),),
+        traits=(
+            QueryScaling(nope=rules.beam_scalable_softmax),
+            LayerTypes(rules.every_sixth_and_last),
+        ),
         source="modeling_beam.py: rotate_half in the sliding-window layers; the full-attention "
         "layers' rope_parameters are null, and those layers scale their queries by "
         "(1 + (t + 1) / 2048) ** 0.1",
