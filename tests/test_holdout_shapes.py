@@ -214,9 +214,56 @@ def test_layer_types_the_class_builds_are_never_read_otherwise(transformers):
             if spec is not None and isinstance(own, dict) and "rope_theta" in own:
                 assert spec.base == own["rope_theta"], (model_type, layer_type)
         compared += 1
-    # measured: 37 of the 39 families whose class builds several layer types from a layer count
-    # (Cohere 2 MoE's prefix patterns and UltraBERT's attention_windows are refused)
-    assert compared >= 37
+    # measured: all 39 families whose class builds several layer types from a layer count
+    assert compared >= 39
+
+
+WINDOWED = sorted(
+    name for name, row in FAMILIES.items()
+    if row.trait(RopeLayers) is not None and name in class_data()["classes"]
+)  # fmt: skip
+
+
+def test_an_absent_sliding_window_is_the_classs_default(transformers):
+    """Which layers rotate, without sliding_window and with the class's default: the same.
+
+    (Cohere 2 rotates only where a window is set, EXAONE 4 only in the sliding layers when
+    one is: an absent key is the class's window, 4096 or 513, not null.)
+    """
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    types = ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"]
+    checked = 0
+    for model_type in WINDOWED:
+        raw = {"model_type": model_type, "num_hidden_layers": 4, "layer_types": types}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                window = CONFIG_MAPPING[model_type](num_hidden_layers=4).sliding_window
+            absent = [s is not None for s in layer_specs(raw)]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue  # no window in this class, or no reading of these layer types
+        given = [s is not None for s in layer_specs({**raw, "sliding_window": window})]
+        assert absent == given, model_type
+        checked += 1
+    assert checked >= 5  # Cohere 2 (and MoE), EXAONE 4 (and MoE), Kolibri at least
+
+
+ULTRABERT = {"model_type": "ultrabert", "num_hidden_layers": 6, "hidden_size": 64,
+             "num_attention_heads": 4}  # fmt: skip
+ULTRABERT_CASES = {
+    "class default types": {},
+    "older attention_windows": {"attention_windows": [128, 128, 0, 128, 0, 0]},
+    "older per-layer bases": {"attention_windows": [128, 0, 128, 0, 128, 0],
+                              "rope_theta": [1e4, 1e6, 2e4, 2e6, 3e4, 3e6]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ULTRABERT_CASES)
+def test_ultrabert_older_keys_as_its_class_reads_them(transformers, case):
+    raw = {**ULTRABERT, **ULTRABERT_CASES[case]}
+    theirs = hf_config(transformers, raw)
+    agree_per_type(raw, theirs, "ultrabert", "UltrabertRotaryEmbedding")
 
 
 EMBEDDING_GEMMA2_CASES = {

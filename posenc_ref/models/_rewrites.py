@@ -316,3 +316,49 @@ def step3p5_rope(
     if scaling and "full_attention" in out:
         out["full_attention"].update(scaling)
     return out
+
+
+def ultrabert_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """UltraBERT's config as its class stores it, older checkpoints' keys included.
+
+    ``UltraBertConfig.__post_init__`` (configuration_ultrabert.py, transformers 5.23): where
+    ``layer_types`` is absent, a layer is sliding-window attention where the older
+    ``attention_windows`` gives it a window (else full attention), and without those every third
+    layer is full attention; where ``rope_parameters`` is absent, the older per-layer
+    ``rope_theta`` list gives each layer type a default RoPE dict, zipped with the layer types
+    (a later layer of a type overwrites an earlier one's base).
+    """
+    out = dict(config)
+    windows = out.pop("attention_windows", None)
+    if out.get("layer_types") is None:
+        if windows is not None:
+            if not isinstance(windows, (list, tuple)):
+                raise TypeError(f"attention_windows must be a list (one per layer), got "
+                                f"{shown(windows)}")  # fmt: skip
+            out["layer_types"] = ["sliding_attention" if w else "full_attention" for w in windows]
+        else:
+            count = layer_count(out) or 0
+            out["layer_types"] = ["sliding_attention" if (i + 1) % 3 else "full_attention"
+                                  for i in range(count)]  # fmt: skip
+    theta = out.pop("rope_theta", None)
+    if theta is None:
+        return out
+    if out.get("rope_parameters") is not None:
+        out[CLASS_NOTES] = (
+            f"not read by this family's code: rope_theta = {shown(theta)} (UltraBertConfig reads "
+            "it only where rope_parameters is absent)",
+        )
+        return out
+    if not isinstance(theta, (list, tuple)):
+        raise TypeError(
+            f"rope_theta must be a list of one base per layer for UltraBERT (its config class "
+            f"zips it with layer_types; transformers fails on a number), got {shown(theta)}"
+        )
+    types = out["layer_types"]
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
+    rope: dict[str, Any] = {}
+    for i, (kind, base) in enumerate(zip(types, theta, strict=False)):
+        rope[kind] = {"rope_type": "default", "rope_theta": real(f"rope_theta[{i}]", base)}
+    out["rope_parameters"] = rope
+    return out

@@ -367,6 +367,20 @@ def olmo_hybrid_types(config: Mapping[str, Any], count: int | None) -> list[str]
     return types
 
 
+def cohere2_moe_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """Cohere 2 MoE: the first ``first_k_dense_replace`` (dense) layers by their own pattern.
+
+    ``prefix_dense_sliding_window_pattern`` (default 1: all full attention), the rest by
+    ``sliding_window_pattern`` (default 4) counted from the first of them
+    (configuration_cohere2_moe.py, ``__post_init__``).
+    """
+    n = count or 0
+    dense = bounded_int("first_k_dense_replace", config.get("first_k_dense_replace") or 0,
+                        "cohere2_moe", minimum=0, maximum=n)  # fmt: skip
+    prefix = pattern_types("prefix_dense_sliding_window_pattern", 1)(config, dense)
+    return prefix + pattern_types("sliding_window_pattern", 4)(config, n - dense)
+
+
 def flint_types(config: Mapping[str, Any], count: int | None) -> list[str]:
     """Flint: layers 0, 1, every fourth from 1 and the last full attention, the others sliding.
 

@@ -111,6 +111,14 @@ CONFIG_CLASSES: dict[str, Family] = {
         "Step3p7TextConfig.__post_init__ builds each layer type's RoPE dict from rope_theta and "
         "partial_rotary_factors (numbers or per-layer lists) and rope_scaling (full attention)",
     ),
+    "ultrabert": Family(
+        rope=per_type(sliding=(1e4, None), full=(2.56e6, None)),
+        traits=(ConfigClass(rewrites.ultrabert_config, frozenset({"attention_windows"})),),
+        source="modeling_ultrabert.py: rotate_half, one table per layer type; "
+        "configuration_ultrabert.py: UltraBertConfig.__post_init__ builds layer_types from "
+        "attention_windows (else every third layer full) and the RoPE dicts from a per-layer "
+        "rope_theta list where rope_parameters is absent",
+    ),
     "minimax_m3_vl": Family(
         traits=(ReadAs("minimax_m3_vl_text"),),
         source="modeling_minimax_m3_vl.py: the language model's rotary embedding, as "

@@ -117,7 +117,6 @@ ROWS: dict[str, dict[str, Any]] = {
     "solar_open": dict(theta=1_000_000.0, head_dim=128),
     "stablelm": dict(partial=0.25),
     "starcoder2": dict(),
-    "ultrabert": dict(rope=per_type(sliding=(1e4, None), full=(2.56e6, None))),
     "vaultgemma": dict(head_dim=256),
     "zaya": dict(head_dim=128, rope=per_type(hybrid=(5e6, 0.5), hybrid_sliding=(1e4, 0.5))),
     # rows added after the sweep read each family's code (tests/hf_sweep)

@@ -68,6 +68,9 @@ _GEMMA4_SOURCE = (
 _NO_ROPE_LAYERS = RopeLayers(
     rules.no_rope_layers, frozenset({"no_rope_layers", "no_rope_layer_interval"})
 )
+# Where a family's layers rotate or not by whether a window is set, an absent sliding_window is
+# the class's default (a window), not null (tests/test_class_data.py checks the value)
+_WINDOW_4096 = Defaults({"sliding_window": 4096})
 _FULL_ONLY = RopeLayers(rules.rotate_types("full_attention"))
 _EVERY_4TH_FULL = LayerTypes(
     rules.pattern_types("full_attention_interval", 4, "linear_attention"),
@@ -270,30 +273,38 @@ EXCEPTIONS: dict[str, Family] = {
     ),
     "cohere2": Family(
         layout="interleaved",
-        traits=(RopeLayers(rules.cohere2_layers), _SLIDING_PATTERN),
+        traits=(RopeLayers(rules.cohere2_layers), _SLIDING_PATTERN, _WINDOW_4096),
         source="modeling_cohere2.py: interleaved pairs in the sliding-window layers only (the "
         "attention rotates when its sliding_window is set)",
     ),
     "cohere2_moe": Family(
         layout="interleaved",
         head_dim=128,
-        traits=(RopeLayers(rules.cohere2_layers, frozenset({
-            "sliding_window_pattern", "prefix_dense_sliding_window_pattern"})),),
+        traits=(
+            RopeLayers(rules.cohere2_layers, frozenset({
+                "sliding_window_pattern", "prefix_dense_sliding_window_pattern"})),
+            LayerTypes(rules.cohere2_moe_types),
+            _WINDOW_4096,
+        ),
         source="modeling_cohere2_moe.py: interleaved pairs in the sliding-window layers only",
     ),
     "exaone4": Family(
-        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN),
+        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN, _WINDOW_4096),
         source="modeling_exaone4.py: rotate_half in every layer without a sliding window, else "
         "in the sliding-window layers only",
     ),
     "exaone_moe": Family(
-        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN),
+        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN, _WINDOW_4096),
         source="modeling_exaone_moe.py: rotate_half in every layer without a sliding window, "
         "else in the sliding-window layers only",
     ),
     "kolibri1": Family(
         head_dim=128,
-        traits=(RopeLayers(rules.sliding_layers_if_any), LayerTypes(rules.every_nth_full(5))),
+        traits=(
+            RopeLayers(rules.sliding_layers_if_any),
+            LayerTypes(rules.every_nth_full(5)),
+            Defaults({"sliding_window": 513}),
+        ),
         source="modeling_kolibri1.py: rotate_half in every layer without a sliding window, else "
         "in the sliding-window layers only",
     ),
