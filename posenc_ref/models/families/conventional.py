@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._rules import every_nth_full
 from .._rules import rope_by_layer_type as per_type
 from ..family import Family
-from ..traits import LayerTypes
 
 __all__ = ["CONVENTIONAL"]
 
@@ -128,8 +126,6 @@ ROWS: dict[str, dict[str, Any]] = {
     "deepseek_ocr2_text": dict(),
     "dia_encoder": dict(head_dim=128),
     "dia_decoder": dict(head_dim=128),
-    "gemma3n_text": dict(theta=GEMMA3_THETA, head_dim=256, rope=GEMMA3_ROPE,
-                         traits=(LayerTypes(every_nth_full(5)),)),  # every fifth layer full
     "idefics": dict(),
     "kyutai_speech_to_text": dict(),
     "lfm2_moe": dict(theta=1_000_000.0),

@@ -229,6 +229,12 @@ EXCEPTIONS: dict[str, Family] = {
                           source=_GEMMA4_SOURCE.format("gemma4")),
     "gemma4_unified_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                                   source=_GEMMA4_SOURCE.format("gemma4_unified")),
+    "gemma3n_text": Family(
+        theta=GEMMA3_THETA, head_dim=256, rope=GEMMA3_ROPE,
+        traits=(LayerTypes(rules.every_nth_full(5)),),
+        source="modeling_gemma3n.py: rotate_half with one rotary table per layer type; "
+        "configuration_gemma3n.py builds layer_types (every fifth layer full attention)",
+    ),  # fmt: skip
     # Gemma 4's widths and forced last layer, Gemma 3's RoPE dicts
     "embedding_gemma2_text": Family(
         theta=GEMMA3_THETA,
