@@ -226,3 +226,139 @@ def gemma4_config(config: Mapping[str, Any]) -> dict[str, Any]:
             "this reading",
         )
     return out
+
+
+def step3p5_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Step 3.5's (and Step 3.7's text) config as its class stores it: a RoPE per layer type.
+
+    ``Step3p7TextConfig.__post_init__`` (configuration_step3p7.py, transformers 5.23) cuts the
+    multi-token-prediction layers' entries (``num_nextn_predict_layers``) off ``layer_types``,
+    ``rope_theta`` and ``partial_rotary_factors`` where a list holds them, fills ``layer_types``
+    with full attention, and, unless ``rope_parameters`` already holds a dict for every layer
+    type present, builds one for each: the default RoPE with the ``rope_theta`` (a number, or
+    one per layer: the type's first layer's) and ``partial_rotary_factors`` entry of the type's
+    first layer, the full-attention one updated with ``rope_scaling``. What it does not read is
+    noted: a flat ``rope_parameters``, and the top-level ``partial_rotary_factor`` (the rotary
+    reads each type's own, default 1).
+    """
+    out = dict(config)
+    count = layer_count(out) or 45  # the class's default
+    mtp = bounded_int("num_nextn_predict_layers", out.get("num_nextn_predict_layers") or 0,
+                      "step3p5", minimum=0, maximum=2**16)  # fmt: skip
+    thetas = out.pop("rope_theta", 10_000.0)
+    factors = out.pop("partial_rotary_factors", None)
+    scaling = out.pop("rope_scaling", None)
+    lists = {"layer_types": out.get("layer_types"), "rope_theta": thetas,
+             "partial_rotary_factors": factors}  # fmt: skip
+    if mtp:  # the padded lists lose their MTP layers' entries
+        lists = {k: v[:count] if isinstance(v, list) and len(v) == count + mtp else v
+                 for k, v in lists.items()}  # fmt: skip
+    types = lists["layer_types"]
+    if types is None:
+        types = ["full_attention"] * count
+    elif not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
+    out["layer_types"] = list(types)
+    notes: list[str] = []
+    if "partial_rotary_factor" in out:
+        notes.append(
+            f"not read by this family's code: partial_rotary_factor = "
+            f"{shown(out.pop('partial_rotary_factor'))} (Step3p7TextConfig gives each layer type "
+            "its factor from partial_rotary_factors, default 1)"
+        )
+    rope = out.get("rope_parameters")
+    present = dict.fromkeys(types)
+    if isinstance(rope, Mapping) and all(isinstance(rope.get(t), Mapping) for t in present):
+        out["rope_parameters"] = {t: dict(rope[t]) for t in present}
+        unread = [k for k in ("rope_theta", "partial_rotary_factors", "rope_scaling")
+                  if k in config]  # fmt: skip
+        if unread:
+            notes.append(
+                f"not read by this family's code: {', '.join(unread)} (rope_parameters holds a "
+                "dict for every layer type, which Step3p7TextConfig keeps as given)"
+            )
+    else:
+        if rope is not None:
+            notes.append(
+                f"not read by this family's code: rope_parameters = {shown(rope)} (not one dict "
+                "per layer type: Step3p7TextConfig builds them from rope_theta, "
+                "partial_rotary_factors and rope_scaling)"
+            )
+        out["rope_parameters"] = step3p5_rope(list(types), lists, scaling)
+    if notes:
+        out[CLASS_NOTES] = tuple(notes)
+    return out
+
+
+def step3p5_rope(
+    types: list[str], lists: Mapping[str, Any], scaling: object
+) -> dict[str, dict[str, Any]]:
+    """One default RoPE dict per layer type, from its first layer's base and partial factor."""
+    out = {}
+    for layer_type in dict.fromkeys(types):
+        first = types.index(layer_type)
+        params: dict[str, Any] = {"rope_type": "default"}
+        for key, own in (("rope_theta", "rope_theta"),
+                         ("partial_rotary_factors", "partial_rotary_factor")):  # fmt: skip
+            value = lists[key]
+            if isinstance(value, (list, tuple)):
+                if len(value) <= first:
+                    raise ValueError(
+                        f"{key} lists {len(value)} entries, but layer {first} is the first of "
+                        f"type {layer_type!r} and reads entry {first} (transformers fails too)"
+                    )
+                value = value[first]
+            if value is not None:
+                params[own] = real(f"{key} (layer {first})", value)
+        out[layer_type] = params
+    if scaling is not None and not isinstance(scaling, Mapping):
+        raise TypeError(f"rope_scaling must be a dict or null, got {shown(scaling)}")
+    if scaling and "full_attention" in out:
+        out["full_attention"].update(scaling)
+    return out
+
+
+def ultrabert_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """UltraBERT's config as its class stores it, older checkpoints' keys included.
+
+    ``UltraBertConfig.__post_init__`` (configuration_ultrabert.py, transformers 5.23): where
+    ``layer_types`` is absent, a layer is sliding-window attention where the older
+    ``attention_windows`` gives it a window (else full attention), and without those every third
+    layer is full attention; where ``rope_parameters`` is absent, the older per-layer
+    ``rope_theta`` list gives each layer type a default RoPE dict, zipped with the layer types
+    (a later layer of a type overwrites an earlier one's base).
+    """
+    out = dict(config)
+    windows = out.pop("attention_windows", None)
+    if out.get("layer_types") is None:
+        if windows is not None:
+            if not isinstance(windows, (list, tuple)):
+                raise TypeError(f"attention_windows must be a list (one per layer), got "
+                                f"{shown(windows)}")  # fmt: skip
+            out["layer_types"] = ["sliding_attention" if w else "full_attention" for w in windows]
+        else:
+            count = layer_count(out) or 0
+            out["layer_types"] = ["sliding_attention" if (i + 1) % 3 else "full_attention"
+                                  for i in range(count)]  # fmt: skip
+    theta = out.pop("rope_theta", None)
+    if theta is None:
+        return out
+    if out.get("rope_parameters") is not None:
+        out[CLASS_NOTES] = (
+            f"not read by this family's code: rope_theta = {shown(theta)} (UltraBertConfig reads "
+            "it only where rope_parameters is absent)",
+        )
+        return out
+    if not isinstance(theta, (list, tuple)):
+        raise TypeError(
+            f"rope_theta must be a list of one base per layer for UltraBERT (its config class "
+            f"zips it with layer_types; transformers fails on a number), got {shown(theta)}"
+        )
+    types = out["layer_types"]
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"layer_types must be a list of strings, got {shown(types)}")
+    rope: dict[str, Any] = {}
+    for i, (kind, base) in enumerate(zip(types, theta, strict=False)):
+        rope[kind] = {"rope_type": "default", "rope_theta": real(f"rope_theta[{i}]", base)}
+    out["rope_parameters"] = rope
+    return out

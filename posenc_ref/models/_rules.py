@@ -22,12 +22,29 @@ from ._config import (
 
 
 def no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
-    """SmolLM3, Llama 4: ``no_rope_layers[i]`` is 1 where layer i *uses* RoPE (the name misleads).
+    """SmolLM3, Mistral Large 4: ``no_rope_layers[i]`` is 1 where layer i *uses* RoPE.
 
-    Absent, the config class builds it: every ``no_rope_layer_interval``-th layer (default 4)
-    has no RoPE.
+    (The name misleads.) Absent, the config class builds it: every
+    ``no_rope_layer_interval``-th layer (default 4) has no RoPE.
     """
+    return _no_rope_layers(config, count, empty_is_absent=False)
+
+
+def llama4_no_rope_layers(config: Mapping[str, Any], count: int | None) -> list[bool]:
+    """Llama 4: as :func:`no_rope_layers`, but an empty list is built like an absent one.
+
+    ``Llama4TextConfig.__post_init__`` keeps ``no_rope_layers if no_rope_layers else`` the
+    default: any empty list is replaced (SmolLM3's and Mistral Large 4's classes test ``is
+    None``, keep it, and their models cannot build a layer).
+    """
+    return _no_rope_layers(config, count, empty_is_absent=True)
+
+
+def _no_rope_layers(config: Mapping[str, Any], count: int | None, *, empty_is_absent: bool
+                    ) -> list[bool]:  # fmt: skip
     listed = config.get("no_rope_layers")
+    if empty_is_absent and isinstance(listed, (list, tuple)) and not listed:
+        listed = None
     if listed is None:
         interval = config.get("no_rope_layer_interval", 4)
         if isinstance(interval, float) and interval.is_integer():
@@ -115,6 +132,23 @@ def pattern_types(
     return rule
 
 
+def pattern_and_last(
+    key: str, default: int
+) -> Callable[[Mapping[str, Any], int | None], list[str]]:
+    """EmbeddingGemma 2: every ``key``-th layer full attention, and the last one too.
+
+    (configuration_embedding_gemma2.py: ``__post_init__`` builds the pattern, then forces the
+    last layer to full attention.)
+    """
+    pattern = pattern_types(key, default)
+
+    def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
+        types = pattern(config, count)
+        return [*types[:-1], "full_attention"] if types else types
+
+    return rule
+
+
 def all_full(config: Mapping[str, Any], count: int | None) -> list[str]:
     """Cohere Compass: every layer full attention unless the config lists its types."""
     return ["full_attention"] * (count or 0)
@@ -133,7 +167,7 @@ def no_rope_types(rope_type: str, nope_type: str):
     """Llama 4: a layer's type follows from no_rope_layers (chunked attention where it rotates)."""
 
     def rule(config: Mapping[str, Any], count: int | None) -> list[str]:
-        return [rope_type if r else nope_type for r in no_rope_layers(config, count)]
+        return [rope_type if r else nope_type for r in llama4_no_rope_layers(config, count)]
 
     return rule
 
@@ -315,6 +349,56 @@ def every_nth_full(every: int) -> Callable[[Mapping[str, Any], int | None], list
         ]
 
     return rule
+
+
+def full_then_linear(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """MiniMax-Text-01: even layers full attention, odd ones linear (configuration_minimax.py)."""
+    return ["linear_attention" if i % 2 else "full_attention" for i in range(count or 0)]
+
+
+def olmo_hybrid_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """OLMo Hybrid: every fourth layer full attention, the others linear.
+
+    The last layer is full attention where that leaves none (configuration_olmo_hybrid.py).
+    """
+    types = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(count or 0)]
+    if types and "full_attention" not in types:
+        types[-1] = "full_attention"
+    return types
+
+
+def cohere2_moe_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """Cohere 2 MoE: the first ``first_k_dense_replace`` (dense) layers by their own pattern.
+
+    ``prefix_dense_sliding_window_pattern`` (default 1: all full attention), the rest by
+    ``sliding_window_pattern`` (default 4) counted from the first of them
+    (configuration_cohere2_moe.py, ``__post_init__``).
+    """
+    n = count or 0
+    dense = bounded_int("first_k_dense_replace", config.get("first_k_dense_replace") or 0,
+                        "cohere2_moe", minimum=0, maximum=n)  # fmt: skip
+    prefix = pattern_types("prefix_dense_sliding_window_pattern", 1)(config, dense)
+    return prefix + pattern_types("sliding_window_pattern", 4)(config, n - dense)
+
+
+def flint_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """Flint: layers 0, 1, every fourth from 1 and the last full attention, the others sliding.
+
+    (configuration_flint.py, ``__post_init__``.)
+    """
+    n = count or 0
+    return ["full_attention" if i < 2 or i % 4 == 1 or i == n - 1 else "sliding_attention"
+            for i in range(n)]  # fmt: skip
+
+
+def lfm3_types(config: Mapping[str, Any], count: int | None) -> list[str]:
+    """LFM3: in each block of four, a conv layer, another, full attention, then sliding window.
+
+    Layer 0 is a conv layer (configuration_lfm3.py: ``i % 4 == 2`` full, ``i % 4 == 0`` and
+    ``i > 0`` sliding, else ``conv``).
+    """
+    return ["full_attention" if i % 4 == 2 else "sliding_attention" if i % 4 == 0 and i > 0
+            else "conv" for i in range(count or 0)]  # fmt: skip
 
 
 def minimax_m3_types(config: Mapping[str, Any], count: int | None) -> list[str]:

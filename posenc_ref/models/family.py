@@ -210,7 +210,9 @@ class Family:
                 out["layer_types"] = pattern.rule(out, layer_count(out))
         if "head_dim" not in config and self.head_dim is not None and not self.trait(Mla):
             out["head_dim"] = self.head_dim
-        given = config.get("rope_parameters"), config.get("rope_scaling")
+        # after the class's rewrite: a RoPE dict it built from the file's own keys (ModernBERT's
+        # global_rope_theta, Step 3.5's per-layer rope_theta) is the file's, not the default
+        given = out.get("rope_parameters"), out.get("rope_scaling")
         if self.rope is not None and given == (None, None):
             out["rope_parameters"] = {
                 k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.rope.items()

@@ -228,7 +228,7 @@ def rope_values(config: Any) -> dict:
 def layer_lists(config: Any) -> dict[str, list]:
     """The config's lists with one entry per layer (layer types, NoPE flags, MLP kinds, ...)."""
     n = getattr(config, "num_hidden_layers", None)
-    if not isinstance(n, int) or n < 2:
+    if not isinstance(n, int) or n < 1:
         return {}
     return {
         k: v
@@ -241,7 +241,8 @@ def layer_prefix(config: Any) -> dict[str, Any]:
     """The first layers of the released model, enough to hold every value of every list.
 
     Returns the overrides for ``harness.tiny_config``: ``_layers`` (the count: one past the
-    last first occurrence of a value in a list that repeats values, at least 2; a list of
+    last first occurrence of a value in a list that repeats values, at least 2 unless the
+    model has one layer; a list of
     distinct values is a list of layer indices) and each per-layer list cut to it, so that
     the tiny model's layer ``i`` is the released model's layer ``i`` (the config class does
     not rebuild the lists from a pattern that may differ from the released one).
@@ -258,7 +259,7 @@ def layer_prefix(config: Any) -> dict[str, Any]:
             if repr(value) not in seen:
                 seen.add(repr(value))
                 last_first = max(last_first, i)
-    n = last_first + 1
+    n = min(last_first + 1, config.num_hidden_layers)  # a one-layer model keeps its one layer
     return {"_layers": n, **{k: v[:n] for k, v in lists.items()}}
 
 

@@ -102,6 +102,23 @@ CONFIG_CLASSES: dict[str, Family] = {
     ),
     "modernbert": modernbert("modernbert"),
     "modernbert-decoder": modernbert("modernbert_decoder"),
+    "step3p5": Family(
+        head_dim=128,
+        rope=per_type(full=(1e4, None)),
+        traits=(ConfigClass(rewrites.step3p5_config, frozenset({"partial_rotary_factors"})),),
+        source="modeling_step3p7.py: rotate_half on int(head_dim * partial_rotary_factor) "
+        "coordinates, one table per layer type; configuration_step3p7.py: "
+        "Step3p7TextConfig.__post_init__ builds each layer type's RoPE dict from rope_theta and "
+        "partial_rotary_factors (numbers or per-layer lists) and rope_scaling (full attention)",
+    ),
+    "ultrabert": Family(
+        rope=per_type(sliding=(1e4, None), full=(2.56e6, None)),
+        traits=(ConfigClass(rewrites.ultrabert_config, frozenset({"attention_windows"})),),
+        source="modeling_ultrabert.py: rotate_half, one table per layer type; "
+        "configuration_ultrabert.py: UltraBertConfig.__post_init__ builds layer_types from "
+        "attention_windows (else every third layer full) and the RoPE dicts from a per-layer "
+        "rope_theta list where rope_parameters is absent",
+    ),
     "minimax_m3_vl": Family(
         traits=(ReadAs("minimax_m3_vl_text"),),
         source="modeling_minimax_m3_vl.py: the language model's rotary embedding, as "

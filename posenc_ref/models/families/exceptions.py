@@ -39,7 +39,7 @@ from ..traits import (
     Table,
 )
 from .builders import mla, rotate_every_two
-from .conventional import GEMMA3_THETA
+from .conventional import GEMMA3_ROPE, GEMMA3_THETA
 
 __all__ = ["EXCEPTIONS"]
 
@@ -68,6 +68,9 @@ _GEMMA4_SOURCE = (
 _NO_ROPE_LAYERS = RopeLayers(
     rules.no_rope_layers, frozenset({"no_rope_layers", "no_rope_layer_interval"})
 )
+# Where a family's layers rotate or not by whether a window is set, an absent sliding_window is
+# the class's default (a window), not null (tests/test_class_data.py checks the value)
+_WINDOW_4096 = Defaults({"sliding_window": 4096})
 _FULL_ONLY = RopeLayers(rules.rotate_types("full_attention"))
 _EVERY_4TH_FULL = LayerTypes(
     rules.pattern_types("full_attention_interval", 4, "linear_attention"),
@@ -226,6 +229,28 @@ EXCEPTIONS: dict[str, Family] = {
                           source=_GEMMA4_SOURCE.format("gemma4")),
     "gemma4_unified_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                                   source=_GEMMA4_SOURCE.format("gemma4_unified")),
+    "gemma3n_text": Family(
+        theta=GEMMA3_THETA, head_dim=256, rope=GEMMA3_ROPE,
+        traits=(LayerTypes(rules.every_nth_full(5)),),
+        source="modeling_gemma3n.py: rotate_half with one rotary table per layer type; "
+        "configuration_gemma3n.py builds layer_types (every fifth layer full attention)",
+    ),  # fmt: skip
+    # Gemma 4's widths and forced last layer, Gemma 3's RoPE dicts
+    "embedding_gemma2_text": Family(
+        theta=GEMMA3_THETA,
+        head_dim=256,
+        rope=GEMMA3_ROPE,
+        traits=(
+            _GEMMA4_WIDTHS,
+            LayerTypes(rules.pattern_and_last("sliding_window_pattern", 6),
+                       frozenset({"sliding_window_pattern"})),
+            ConfigClass(gemma4_config),
+        ),  # fmt: skip
+        source="modeling_embedding_gemma2.py: rotate_half with one rotary table per layer type; "
+        "the full-attention layers' heads are global_head_dim wide (default 512, a "
+        "per_layer_config override of head_dim); configuration_embedding_gemma2.py builds "
+        "layer_types from sliding_window_pattern and forces the last layer to full attention",
+    ),
     "diffusion_gemma_text": Family(head_dim=256, rope=_GEMMA4_ROPE, traits=_GEMMA4,
                                    source=_GEMMA4_SOURCE.format("diffusion_gemma")),
     # --- layers without RoPE
@@ -240,7 +265,7 @@ EXCEPTIONS: dict[str, Family] = {
         theta=500_000.0,
         head_dim=128,
         traits=(
-            _NO_ROPE_LAYERS,
+            RopeLayers(rules.llama4_no_rope_layers, _NO_ROPE_LAYERS.reads),
             LayerTypes(rules.no_rope_types("chunked_attention", "full_attention")),
             QueryScaling(nope=rules.llama4_temperature, reads=frozenset({
                 "attn_temperature_tuning", "attn_scale", "floor_scale"})),
@@ -254,41 +279,53 @@ EXCEPTIONS: dict[str, Family] = {
     ),
     "cohere2": Family(
         layout="interleaved",
-        traits=(RopeLayers(rules.cohere2_layers), _SLIDING_PATTERN),
+        traits=(RopeLayers(rules.cohere2_layers), _SLIDING_PATTERN, _WINDOW_4096),
         source="modeling_cohere2.py: interleaved pairs in the sliding-window layers only (the "
         "attention rotates when its sliding_window is set)",
     ),
     "cohere2_moe": Family(
         layout="interleaved",
         head_dim=128,
-        traits=(RopeLayers(rules.cohere2_layers, frozenset({
-            "sliding_window_pattern", "prefix_dense_sliding_window_pattern"})),),
+        traits=(
+            RopeLayers(rules.cohere2_layers, frozenset({
+                "sliding_window_pattern", "prefix_dense_sliding_window_pattern"})),
+            LayerTypes(rules.cohere2_moe_types),
+            _WINDOW_4096,
+        ),
         source="modeling_cohere2_moe.py: interleaved pairs in the sliding-window layers only",
     ),
     "exaone4": Family(
-        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN),
+        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN, _WINDOW_4096),
         source="modeling_exaone4.py: rotate_half in every layer without a sliding window, else "
         "in the sliding-window layers only",
     ),
     "exaone_moe": Family(
-        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN),
+        traits=(RopeLayers(rules.sliding_layers_if_any), _SLIDING_PATTERN, _WINDOW_4096),
         source="modeling_exaone_moe.py: rotate_half in every layer without a sliding window, "
         "else in the sliding-window layers only",
     ),
     "kolibri1": Family(
         head_dim=128,
-        traits=(RopeLayers(rules.sliding_layers_if_any),),
+        traits=(
+            RopeLayers(rules.sliding_layers_if_any),
+            LayerTypes(rules.every_nth_full(5)),
+            Defaults({"sliding_window": 513}),
+        ),
         source="modeling_kolibri1.py: rotate_half in every layer without a sliding window, else "
         "in the sliding-window layers only",
     ),
     "flint": Family(
         head_dim=128,
-        traits=(RopeLayers(rules.sliding_layers_only),),
+        traits=(RopeLayers(rules.sliding_layers_only), LayerTypes(rules.flint_types)),
         source="modeling_flint.py: rotate_half in the sliding-window layers only",
     ),
     "afmoe": Family(
         head_dim=128,
-        traits=(RopeLayers(rules.sliding_layers_only),),
+        traits=(
+            RopeLayers(rules.sliding_layers_only),
+            LayerTypes(rules.pattern_types("global_attn_every_n_layers", 4),
+                       frozenset({"global_attn_every_n_layers"})),
+        ),  # fmt: skip
         source="modeling_afmoe.py: rotate_half in the local (sliding-window) layers only",
     ),
     "muse_glimmer_text": Family(
@@ -310,7 +347,10 @@ EXCEPTIONS: dict[str, Family] = {
         rope={"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
               "full_attention": {"rope_type": "proportional", "rope_theta": 1_000_000.0,
                                  "partial_rotary_factor": 0.5}},
-        traits=(RopeLayers(rules.rotate_types("full_attention", "sliding_attention")),),
+        traits=(
+            RopeLayers(rules.rotate_types("full_attention", "sliding_attention")),
+            LayerTypes(rules.lfm3_types),
+        ),
         source="modeling_lfm3.py: rotate_half with one table per layer type ('proportional' in "
         "the full-attention layers); its conv layers take no position",
     ),
@@ -346,12 +386,12 @@ EXCEPTIONS: dict[str, Family] = {
     # hybrids: their linear-attention layers take no position
     "minimax": Family(
         theta=1_000_000.0,
-        traits=(_FULL_ONLY,),
+        traits=(_FULL_ONLY, LayerTypes(rules.full_then_linear)),
         source="modeling_minimax.py: rotate_half in the full_attention layers; the "
         "linear_attention (lightning) layers take no position",
     ),
     "olmo_hybrid": Family(
-        traits=(_FULL_ONLY,),
+        traits=(_FULL_ONLY, LayerTypes(rules.olmo_hybrid_types)),
         source="modeling_olmo_hybrid.py: rotate_half in the full_attention layers; the "
         "linear_attention layers take no position",
     ),
@@ -365,7 +405,10 @@ EXCEPTIONS: dict[str, Family] = {
     "beam": Family(
         head_dim=128,
         rope=per_type(sliding=(1e4, None), full_attention=None),
-        traits=(QueryScaling(nope=rules.beam_scalable_softmax),),
+        traits=(
+            QueryScaling(nope=rules.beam_scalable_softmax),
+            LayerTypes(rules.every_sixth_and_last),
+        ),
         source="modeling_beam.py: rotate_half in the sliding-window layers; the full-attention "
         "layers' rope_parameters are null, and those layers scale their queries by "
         "(1 + (t + 1) / 2048) ** 0.1",
