@@ -255,21 +255,35 @@ def supported_orders(r: Results, task: str, length: int, encodings=ENCODINGS,
 
 
 def order_matrix(r: Results, task: str, length: int, encodings=ENCODINGS,
-                 metric: str = "exact") -> str:  # fmt: skip
-    """Row minus column, paired over seeds: mean, bold where the 95 % interval excludes zero."""
+                 metric: str = "exact", max_columns: int = 6) -> str:  # fmt: skip
+    """Row minus column, paired over seeds: mean, bold where the 95 % interval excludes zero.
+
+    Every encoding is a row of each table; the columns are split over as few tables as keep each
+    to ``max_columns`` (ten encodings side by side are wider than the page's text column).
+    """
+    if max_columns < 1:
+        raise ValueError(f"max_columns must be a positive int, got {max_columns!r}")
     scores = {e: r.scores(task, e, length, metric=metric) for e in encodings}
     present = [e for e in encodings if scores[e]]
-    rows = []
-    for a in present:
-        cells = []
-        for b in present:
-            if a == b:
-                cells.append("")
-                continue
-            d = paired(scores[a], scores[b])
-            cells.append(f"**{d.mean:+.2f}**" if d.excludes_zero() else f"{d.mean:+.2f}")
-        rows.append([NAMES[a]] + cells)
-    return _table(["row − column"] + [NAMES[e] for e in present], rows)
+    if not present:
+        return _table([], [])
+    parts = -(-len(present) // max_columns)  # ceil, and the parts as even as they can be
+    bounds = [round(i * len(present) / parts) for i in range(parts + 1)]
+    tables = []
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        columns = present[start:stop]
+        rows = []
+        for a in present:
+            cells = []
+            for b in columns:
+                if a == b:
+                    cells.append("")
+                    continue
+                d = paired(scores[a], scores[b])
+                cells.append(f"**{d.mean:+.2f}**" if d.excludes_zero() else f"{d.mean:+.2f}")
+            rows.append([NAMES[a]] + cells)
+        tables.append(_table(["row − column"] + [NAMES[e] for e in columns], rows))
+    return "\n\n".join(tables)
 
 
 def order_sentence(r: Results, task: str, length: int, encodings=ENCODINGS,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -82,6 +83,10 @@ def render(status: dict | None = None) -> str:
     return "\n".join(parts)
 
 
+# Where a word of an identifier ends: after an underscore, or before a capital that follows a
+# lower-case letter or a digit.
+_WORD_END = re.compile(r"(?<=_)(?=.)|(?<=[a-z0-9])(?=[A-Z])")
+
 # what the reader says, in the table's words
 OUTCOMES = {
     "rope": "RoPE",
@@ -93,6 +98,15 @@ OUTCOMES = {
     "refused": "refused: this config",
     "unknown": "not identified",
 }
+
+
+def _breakable(name: str) -> str:
+    """``name`` escaped, with a place to wrap between each two of its words.
+
+    ``Qwen2VL|For|Conditional|Generation``, ``qwen3_|vl_|moe_|text``: in a column narrower than
+    the name, the browser would otherwise cut it wherever the line ends (``Conditio|nalGenerati``).
+    """
+    return _WORD_END.sub("<wbr>", html.escape(name))
 
 
 def render_vllm() -> str:
@@ -112,12 +126,17 @@ def render_vllm() -> str:
             text = "no row of posenc_ref's reads this architecture's family yet"
         elif got["outcome"] == "refused":  # the reader's own words, without the wrapper's
             text = text.split("refused this config: ", 1)[-1]
+        # The row already names the architecture: repeated in the sentence, its 30-45 letters
+        # without a space made the table wider than the page.
+        own = f"{entry['architecture']}'s "
+        if text.startswith(own):
+            text = "Its " + text.removeprefix(own)
         if len(text) > 160:
             text = text[:157].rsplit(" ", 1)[0] + " ..."
         rows.append(
-            f"<tr><td><code>{html.escape(entry['architecture'])}</code></td>"
-            f"<td>{html.escape(entry['table'])}</td><td>{where}</td>"
-            f"<td>{html.escape(str(got['family'] or '–'))}</td>"
+            f"<tr><td><code>{_breakable(entry['architecture'])}</code></td>"
+            f"<td>{html.escape(entry['table'])}, {where}</td>"
+            f"<td>{_breakable(str(got['family'] or '–'))}</td>"
             f"<td>{html.escape(OUTCOMES[got['outcome']])}</td>"
             f"<td>{html.escape(text)}</td></tr>"
         )
@@ -135,7 +154,7 @@ def render_vllm() -> str:
     table = (
         '<details class="note"><summary>Every architecture, and what the reader says</summary>'
         '<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table><thead><tr>'
-        "<th>architecture</th><th>table</th><th>registry</th><th>family read</th>"
+        "<th>architecture</th><th>table, registry</th><th>family read</th>"
         "<th>reader</th><th>what it says</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table></div></div></details>"

@@ -15,9 +15,9 @@ transformers 5.23's ``get_rope_index``, against which it is tested):
   :math:`(c + \lfloor \tau\,\Delta \rfloor,\; c + y,\; c + x)`;
 - after the grid, :math:`c` moves on by :math:`\max(h, w) / m`: text resumes after the grid's
   largest height and width index, whatever its time extent;
-- the time step :math:`\Delta` is 1, except for a Qwen2.5-VL video:
-  :math:`\Delta = \text{tokens\_per\_second} \times \text{second\_per\_grid\_t}` (seconds per
-  temporal patch, one per video);
+- the time step :math:`\Delta` is 1, except for a Qwen2.5-VL video, where it is
+  ``tokens_per_second`` :math:`\times` ``second_per_grid_t`` (time steps per second of
+  video, from the vision config, times the seconds per temporal patch, one per video);
 - Qwen3-VL and GLM-4V place each frame of a video by the text before it (a timestamp): a video
   of :math:`t` temporal patches is :math:`t` runs of one frame each, with text between them, and
   each frame is a grid of :math:`1 \times h \times w`.

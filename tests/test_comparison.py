@@ -460,6 +460,40 @@ def test_stated_orders_have_intervals_that_exclude_zero():
             assert paired(mine, theirs) == diff
 
 
+def test_order_matrix_splits_its_columns_and_keeps_every_pair():
+    """The page's matrix of paired differences, split so no table is wider than the text column.
+
+    Every ordered pair of encodings is still in it once, with its paired mean, bold where the
+    interval excludes zero.
+    """
+    results = report.Results(load())
+    far = max(results.lengths())
+    scores = {e: results.scores("passkey", e, far) for e in ENCODINGS}
+    present = [e for e in ENCODINGS if scores[e]]
+    text = report.order_matrix(results, "passkey", far, max_columns=4)
+    found = {}
+    for table in text.split("\n\n"):
+        cells = [[cell.strip() for cell in line[1:-1].split("|")] for line in table.splitlines()]
+        head, _, *rows = cells
+        assert head[0] == "row − column" and 1 <= len(head) - 1 <= 4
+        assert [row[0] for row in rows] == [report.NAMES[e] for e in present]
+        for row in rows:
+            for column, cell in zip(head[1:], row[1:], strict=True):
+                assert (row[0], column) not in found
+                found[(row[0], column)] = cell
+    assert len(text.split("\n\n")) == -(-len(present) // 4)
+    for a in present:
+        for b in present:
+            cell = found[(report.NAMES[a], report.NAMES[b])]
+            if a == b:
+                assert cell == ""
+                continue
+            d = paired(scores[a], scores[b])
+            assert cell == (f"**{d.mean:+.2f}**" if d.excludes_zero() else f"{d.mean:+.2f}")
+    with pytest.raises(ValueError, match="max_columns"):
+        report.order_matrix(results, "passkey", far, max_columns=0)
+
+
 def test_report_tables_and_figures():
     """Every table of the page has one row per encoding (or method), and every figure is drawn."""
     data = load()

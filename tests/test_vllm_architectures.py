@@ -73,3 +73,31 @@ def test_the_additions_of_vllm_0_33_are_identified_or_listed():
 def test_what_the_reader_says_of_named_families(name, outcome, family):
     got = reading(name)
     assert (got["outcome"], got["family"]) == (outcome, family), got["text"]
+
+
+def test_the_zoo_table_wraps_names_between_words_and_names_each_architecture_once(monkeypatch):
+    """The model zoo's table (hooks/corpus_table.py) fits the page.
+
+    A name may wrap only between its words, and a wrapper's sentence does not repeat the
+    architecture its row names.
+    """
+    import re
+
+    import tests.vllm_reading as vllm_reading
+    from hooks.corpus_table import _breakable, render_vllm
+
+    assert _breakable("Qwen2_5_VLForConditionalGeneration") == (
+        "Qwen2_<wbr>5_<wbr>VLFor<wbr>Conditional<wbr>Generation"
+    )
+    assert _breakable("GPT2LMHeadModel") == "GPT2<wbr>LMHead<wbr>Model"
+    assert _breakable("–") == "–"
+    picked = [("InternVLChatModel", "multimodal"), ("LlamaForCausalLM", "text")]
+    few = {**registry(), "architectures": [BY_NAME[key] for key in picked]}
+    monkeypatch.setattr(vllm_reading, "registry", lambda: few)
+    rows = re.findall(r"<tr><td><code>(.*?)</code></td>(.*?)</tr>", render_vllm())
+    says = {name.replace("<wbr>", ""): re.findall(r"<td>(.*?)</td>", cells) for name, cells in rows}
+    assert list(says) == [name for name, _ in picked]
+    wrapper, llama = says["InternVLChatModel"], says["LlamaForCausalLM"]
+    assert wrapper[0] == "multimodal, 0002bff" and llama[:3] == ["text, 0002bff", "llama", "RoPE"]
+    assert wrapper[-1].startswith("Its language model is its llm_config, which this config")
+    assert llama[-1] == "half pairs, 128 of 128 rotated, base 10000"
