@@ -428,7 +428,14 @@ def verdicts(results: dict) -> str:
     ]
     load = ", ".join(str(x) for x in family["load_average_before"])
     table = _table(["case", "verdict", "CPU s", "wall s"], rows, "llrr")
-    return f"{table}\n\nLoad average (1, 5, 15 min) when the run started: {load}."
+    text = f"{table}\n\nLoad average (1, 5, 15 min) when the run started: {load}."
+    run = family.get("run")
+    if run is not None:  # measured apart from the other families (benchmarks.run --merge)
+        text += (
+            f" Measured on its own on {run['date']} (`{run['command']}`, commit "
+            f"{run['git']['commit']}), on the machine named above."
+        )
+    return text
 
 
 _ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}

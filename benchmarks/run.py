@@ -3,12 +3,15 @@
 Usage::
 
     python -m benchmarks.run [--quick] [--out PATH] [--only NAME ...] [--threads N] [--repeats R]
+    python -m benchmarks.run --only NAME ... --merge
 
 ``--quick`` runs tiny sizes with few repeats (seconds; for the tests, not for publishing).
 Without ``--out`` a complete run (every family, not ``--quick``) writes
 ``benchmarks/results.json``, the file the site is built from; a quick or partial (``--only``) run
 only prints its summary unless given a path, so that it never replaces the published results
-with an incomplete file.
+with an incomplete file. ``--merge`` replaces only the families run in the published file, each
+with its own record of when, where and from which commit it was measured (``"run"`` in the
+family): the other families keep theirs.
 """
 
 from __future__ import annotations
@@ -73,6 +76,11 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help=f"run only these families: {', '.join(FAMILIES)}",
     )
     parser.add_argument(
+        "--merge",
+        action="store_true",
+        help=f"replace only the --only families in {RESULTS.name}, each with its own run record",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=1,
@@ -100,6 +108,8 @@ def main(argv: list[str] | None = None) -> dict:
     repeats = args.repeats or (3 if args.quick else 15)
     if repeats < 1:
         raise SystemExit("--repeats must be at least 1")
+    if args.merge and (args.quick or not args.only):
+        raise SystemExit("--merge needs --only NAME ... and no --quick (it rewrites the results)")
     names = args.only or list(FAMILIES)
     command = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
     started = time.perf_counter()
@@ -153,6 +163,8 @@ def main(argv: list[str] | None = None) -> dict:
         for name, family in results["benchmarks"].items()
         for target in family.get("targets", [])
     ]
+    if args.merge:
+        return _merge(results, names, args.out or RESULTS)
     complete = not args.quick and set(names) == set(FAMILIES)
     out = args.out or (RESULTS if complete else None)
     if out is not None:
@@ -163,6 +175,33 @@ def main(argv: list[str] | None = None) -> dict:
         mark = "met " if target["met"] else "MISS"
         print(f"{mark} {target['name']}: {target['measured']} (limit {target['limit']})")
     return results
+
+
+def _merge(results: dict, names: list[str], out: Path) -> dict:
+    """The published file with the families in ``names`` replaced by this run's, each marked.
+
+    A family measured apart from the rest carries the run's own command, commit, machine and
+    time under ``"run"``, so the page can say that it was measured on its own.
+    """
+    published = json.loads(out.read_text(encoding="utf-8"))
+    for name in names:
+        family = dict(results["benchmarks"][name])
+        family["run"] = {
+            "command": results["command"],
+            "git": results["git"],
+            "machine": results["machine"],
+            "elapsed_s": results["elapsed_s"],
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        }
+        published["benchmarks"][name] = family
+    published["targets"] = [
+        dict(target, family=name)
+        for name, family in published["benchmarks"].items()
+        for target in family.get("targets", [])
+    ]
+    out.write_text(json.dumps(published, indent=1) + "\n", encoding="utf-8")
+    print(f"merged {', '.join(names)} into {out}")
+    return published
 
 
 if __name__ == "__main__":
