@@ -83,6 +83,28 @@ def test_quick_run_writes_the_schema(tmp_path):
     check_schema(json.loads(out.read_text()), set(families))
 
 
+def test_merge_replaces_only_the_families_run(tmp_path):
+    """``--merge`` rewrites the named family with its own run record; the others stay."""
+    from benchmarks.run import _merge
+
+    out = tmp_path / "results.json"
+    kept = {"cases": [1], "targets": [{"name": "kept", "met": True}]}
+    out.write_text(json.dumps({"benchmarks": {"rope": kept, "verdicts": {"cases": []}}}))
+    new = {"cases": [2], "targets": [{"name": "new", "met": True}]}
+    run = {"command": "c", "git": {"commit": "abc"}, "machine": {"cpu": "x"}, "elapsed_s": 1.0,
+           "benchmarks": {"verdicts": new}}  # fmt: skip
+    merged = _merge(run, ["verdicts"], out)
+    assert json.loads(out.read_text()) == merged
+    assert merged["benchmarks"]["rope"] == kept
+    assert merged["benchmarks"]["verdicts"]["cases"] == [2]
+    assert merged["benchmarks"]["verdicts"]["run"]["git"] == {"commit": "abc"}
+    assert [t["name"] for t in merged["targets"]] == ["kept", "new"]
+    with pytest.raises(SystemExit, match="--merge needs --only"):
+        from benchmarks.run import main
+
+        main(["--merge"])
+
+
 def test_import_posenc_ref_does_not_import_matplotlib(fresh_imports):
     """No heavy optional module after ``import posenc_ref`` in a fresh interpreter.
 
