@@ -127,12 +127,12 @@ def page_file(site: Path, page: str) -> Path:
 
 
 def page_kind(html: str) -> str:
-    """``"script"`` for a page that draws with script (a widget, a notebook), else ``"text"``.
+    """``"script"`` for a page drawn by script (widget, config reader, notebook), else ``"text"``.
 
     The done-when of issue 43 holds text-and-mathematics pages to a ratio; pages drawn by script
     are measured and shown.
     """
-    if 'class="pe-widget"' in html or "jp-Notebook" in html:
+    if 'class="pe-widget"' in html or 'class="rc-reader"' in html or "jp-Notebook" in html:
         return "script"
     return "text"
 
@@ -382,6 +382,35 @@ def summary_table(record: dict) -> str:
         "pages drawn by script",
     ]
     return _cell_table(header, out, left=2)
+
+
+def what_javascript_adds(run_record: dict) -> str:
+    """A sentence on the run's text pages: which exceed 2, and what JavaScript adds to them.
+
+    What JavaScript adds is a page's main-thread time with JavaScript less its time without; the
+    pages over 2 are told apart by their own cost (JavaScript off).
+    """
+    text = [r for r in run_record["pages"] if r["kind"] == "text"]
+    over = [r for r in text if r["ratio"] > 2]
+    added = statistics.median(r["js"]["task_s"] - r["no_js"]["task_s"] for r in text)
+    worst = max(text, key=lambda r: r["ratio"])
+    found = (
+        f"{len(over)} of {len(text)} text pages are over 2 (the worst `{_name(worst['page'])}`, "
+        f"{worst['ratio']:.2f}; median ratio {statistics.median(r['ratio'] for r in text):.2f}). "
+        f"JavaScript adds {added:.3f} s at the median of the text pages"
+    )
+    if not over:
+        return found + "."
+    heaviest_over = max(r["no_js"]["task_s"] for r in over)
+    at_most_two = [r["no_js"]["task_s"] for r in text if r["ratio"] <= 2]
+    return found + (
+        f"; every page over 2 costs at most {heaviest_over:.3f} s with JavaScript off"
+        + (
+            f", against {statistics.median(at_most_two):.3f} s at the median of the others."
+            if at_most_two
+            else "."
+        )
+    )
 
 
 def machine(run_record: dict) -> str:
