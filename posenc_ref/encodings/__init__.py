@@ -36,13 +36,13 @@ from importlib import resources
 from typing import Any
 
 from ..models import FAMILIES
-from ..models._config import plain, shown
+from ..models._config import layer_count, plain, shown
 from ..models._language import language_of
 from ..models._rope_dict import per_layer_type_only
 from ..models.families import instead, row_of
 from ..models.family import Family
 from ..models.sparse_traits import NamedTables
-from ..models.traits import ConfigClass, LocalBase, ScaledType, SwitchedBy
+from ..models.traits import ConfigClass, LocalBase, RopeLayers, ScaledType, SwitchedBy
 from ._kinds import (
     Alibi,
     LayerType,
@@ -178,13 +178,18 @@ def rope_encoding(
     source = code_of(row, model_type) if row is not None else "posenc_ref.models.rope_spec"
     read = {"layout": layout, "lerope_alpha": lerope_alpha}
     if layer_type is not None:
-        specs = {layer_type: rope_spec(original, layer_type=layer_type, **read)}
-        return rope_result(model_type, source, specs, config, row)
+        chosen = {layer_type: rope_spec(original, layer_type=layer_type, **read)}
+        # Which of the other layer types rotate is read as without layer_type: a type not shown
+        # is not a type without RoPE.
+        every = rope_encoding(original, config, model_type, row, None, layout, lerope_alpha)
+        return rope_result(model_type, source, chosen, config, row, every.layer_types)
     layer_types_of(config, row)  # a malformed list is named before the RoPE is read
     types = rope_layer_types(config, row)
     try:
         if types:
             specs = {t: rope_spec(original, layer_type=t, **read) for t in types}
+            for t in unlisted_types(config, row, specs):
+                specs[t] = rope_spec(original, layer_type=t, **read)  # refuses: no entry for t
         else:
             specs = {None: rope_spec(original, **read)}
     except ValueError as error:
@@ -203,9 +208,19 @@ def rope_encoding(
     return rope_result(model_type, source, specs, config, row)
 
 
-def rope_result(model_type, source, specs, config, row: Family | None) -> Rope:
-    """The specs, with their notes once each and every layer type of the config."""
+def rope_result(
+    model_type, source, specs, config, row: Family | None, layer_types: tuple | None = None
+) -> Rope:
+    """The specs, with their notes once each and every layer type of the config.
+
+    ``layer_types``: the config's :class:`LayerType` list where ``specs`` holds only some of
+    its types (``layer_type`` given); otherwise read from ``specs``, in which a layer type of
+    the config without a spec has no RoPE (its entry is null, or its family rotates none of its
+    layers: ``unlisted_types`` has refused every other).
+    """
     notes = tuple(dict.fromkeys(note for spec in specs.values() for note in spec.notes))
+    if layer_types is not None:
+        return Rope(model_type, source, specs, notes=notes, layer_types=layer_types)
     types = layer_types_of(config, row)
     out = []
     for name in dict.fromkeys(types):
@@ -226,22 +241,36 @@ def layer_types_of(config: Mapping[str, Any], row: Family | None) -> list[str]:
     return []
 
 
-def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str, ...]:
-    """Layer types with a RoPE of their own: the keys of a nested ``rope_parameters``.
+def unlisted_types(config: Mapping[str, Any], row: Family | None, specs) -> list[str]:
+    """Layer types of the config that rotate by their family's rule but have no spec yet.
+
+    A type whose entry in the per-type RoPE dict is null has no RoPE (Beam), as has a type whose
+    family rotates none of its layers (LFM3's conv layers, which have no entry). Any other type
+    without a spec has no entry at all: ``rope_spec`` refuses it, as transformers' rotary module
+    does (``KeyError``), rather than it being shown as a type without RoPE.
+    """
+    types = layer_types_of(config, row)
+    null = {key for key, value in (per_type_dict(config, row) or {}).items() if value is None}
+    unlisted = [t for t in dict.fromkeys(types) if t not in specs and t not in null]
+    rule = row.trait(RopeLayers) if row is not None else None
+    if not unlisted or rule is None:
+        return unlisted
+    rotating = rule.rule(row.resolve(config), layer_count(config))
+    if len(rotating) != len(types):
+        return unlisted  # the rule does not say which of these layers rotate
+    rotates = {t for r, t in zip(rotating, types, strict=True) if r}
+    return [name for name in unlisted if name in rotates]
+
+
+def per_type_dict(config: Mapping[str, Any], row: Family | None) -> Mapping[str, Any] | None:
+    """The config's RoPE dict of dicts per layer type (or its family's default), if it has one.
 
     Where the config has no RoPE dict, the family row's default one (the config class fills it
-    in). A type whose entry is null has no RoPE (Beam's full-attention layers); the spec of every
-    other type lists those layers as ``nope_layers``.
+    in).
     """
     if row is not None and row.trait(ConfigClass) is not None:
-        config = row.resolve(config)  # the class rewrites the file (dots3_note's swa_* keys)
+        config = row.resolve(config)
     rope = config.get("rope_parameters")
-    if row is not None and row.trait(NamedTables) is not None:  # tables by name: every type
-        return tuple(dict.fromkeys(layer_types_of(config, row)))
-    if row is not None and rope is None and row.trait(ScaledType) is not None:
-        types = row.resolve(config).get("layer_types")  # OLMo 3's older form: one per type
-        if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):
-            return tuple(dict.fromkeys(types))
     if rope is None and config.get("rope_scaling") is None:
         rope = row.rope if row is not None else None
     if isinstance(rope, Mapping):  # entries beside the layer types' dicts are read by no layer
@@ -251,7 +280,29 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
         and any(isinstance(v, Mapping) for v in rope.values())
         and all(v is None or isinstance(v, Mapping) for v in rope.values())
     ):
-        return tuple(str(key) for key, value in rope.items() if value is not None)
+        return rope
+    return None
+
+
+def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str, ...]:
+    """Layer types with a RoPE of their own: the keys of a nested ``rope_parameters``.
+
+    Where the config has no RoPE dict, the family row's default one. A type whose entry is
+    null has no RoPE (Beam's full-attention layers); the spec of every other type lists those
+    layers as ``nope_layers``.
+    """
+    per_type = per_type_dict(config, row)
+    if row is not None and row.trait(ConfigClass) is not None:
+        config = row.resolve(config)  # the class rewrites the file (dots3_note's swa_* keys)
+    if row is not None and row.trait(NamedTables) is not None:  # tables by name: every type
+        return tuple(dict.fromkeys(layer_types_of(config, row)))
+    scaled = row.trait(ScaledType) if row is not None else None
+    if scaled is not None and config.get("rope_parameters") is None:
+        types = row.resolve(config).get("layer_types")  # OLMo 3's older form: one per type
+        if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):
+            return tuple(dict.fromkeys(types))
+    if per_type is not None:
+        return tuple(str(key) for key, value in per_type.items() if value is not None)
     local = row.trait(LocalBase) if row is not None else None
     if local is not None and isinstance(row.theta, Mapping):  # Gemma 3's older form, which
         return ("sliding_attention", "full_attention")  # gives both types a base, given or not

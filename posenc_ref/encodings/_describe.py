@@ -272,6 +272,8 @@ def layer_type_lines(encoding) -> list[str]:
     for layer_type in getattr(encoding, "layer_types", ()):
         if not layer_type.rotates:
             what = "no RoPE"
+        elif several and layer_type.name not in encoding.specs:
+            what = "its own RoPE, not shown (--layer-type chose another)"
         else:
             what = "its own RoPE, below" if several else "the RoPE below"
         lines.append(wrap(f"  {layer_type.name}: layers {listed(list(layer_type.layers))}: {what}"))

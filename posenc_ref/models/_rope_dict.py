@@ -250,6 +250,7 @@ def choose_layer_type(
     if scaled is not None and not is_nested(rope) and config.get("rope_parameters") is None:
         rope, top_theta = legacy_per_type(rope, top_theta, config, family, scaled), None
     if is_nested(rope):
+        refuse_missing_entry(rope, config, layer_type)
         return dict_of_layer_type(rope, top_theta, family, layer_type, per_type_theta)
     if layer_type is not None:
         types = config.get("layer_types")
@@ -296,6 +297,32 @@ def legacy_per_type(
         scaled.layer_type))  # fmt: skip
     others = {"rope_type": "default", "rope_theta": scaled.others_base}
     return {t: (full if t == scaled.layer_type else dict(others)) for t in dict.fromkeys(types)}
+
+
+def refuse_missing_entry(
+    rope: Mapping[str, Any], config: Mapping[str, Any], layer_type: str | None
+) -> None:
+    """Refuse a layer type of the config's ``layer_types`` that its per-type RoPE dict lacks.
+
+    A missing entry is not a null one: transformers' rotary modules skip a type whose entry is
+    null (no RoPE) but read ``rope_parameters[layer_type]`` for every other type of
+    ``layer_types``, and raise ``KeyError`` for one that is missing (Gemma 3's, run by
+    ``tests/test_missing_rope_entry.py``).
+    """
+    types = config.get("layer_types")
+    if layer_type is None or layer_type in rope or not isinstance(types, (list, tuple)):
+        return
+    layers = [i for i, t in enumerate(types) if t == layer_type]
+    if not layers:
+        return  # not one of the config's types: dict_of_layer_type names the bad argument
+    few = ", ".join(str(i) for i in layers[:4])
+    few += f", ... ({len(layers)} layers)" if len(layers) > 4 else ""
+    raise ValueError(
+        f"layer_types gives layer type {layer_type!r} (layers {few}), which has no entry in the "
+        f"per-layer-type rope_parameters (its entries: {', '.join(str(k) for k in rope)}): "
+        f"transformers' rotary module reads rope_parameters[{layer_type!r}], has no such entry "
+        f"and raises KeyError. Give {layer_type!r} an entry, or null for layers without RoPE"
+    )
 
 
 def dict_of_layer_type(

@@ -3,7 +3,7 @@
 The "Read your config" page (docs/read_config.md) runs ``posenc-ref inspect`` under Pyodide;
 its tests compare what it says with what the command line says under CPython, on the corpus
 (``../shared/real_configs``) and on these, which need no corpus: a config to read, a vision
-tower's config alone, one to refuse, and the shapes of trouble a person can bring (text that is
+tower's config alone, two to refuse, and the shapes of trouble a person can bring (text that is
 not JSON, a JSON list, a 50 MB file, a file past the command line's size limit, JSON nested
 100,000 levels deep). Used by tests/site/test_read_config_pyodide.py (Node) and
 tests/site/test_read_config.py (Chromium).
@@ -48,8 +48,17 @@ VISION = {
     "spatial_merge_size": 2,
 }
 
+# A layer type with no entry in its per-layer-type RoPE dict (transformers raises KeyError)
+MISSING_ENTRY = {"model_type": "gemma3_text", "num_hidden_layers": 2,
+                 "layer_types": ["full_attention", "chunked_attention"]}  # fmt: skip
+
 GOOD = {"llama.json": LLAMA, "vision_tower.json": VISION}
-REFUSED_FILES = {"refused.json": REFUSED}
+REFUSED_FILES = {"refused.json": REFUSED, "missing_entry.json": MISSING_ENTRY}
+# The words each refusal must contain
+REFUSED_WORDS = {
+    "refused.json": "rope_theta must be > 0",
+    "missing_entry.json": "'chunked_attention' (layers 1), which has no entry",
+}
 NOT_JSON = "not_json.json"
 A_LIST = "a_list.json"
 BIG = "big_50mb.json"
