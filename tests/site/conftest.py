@@ -169,8 +169,9 @@ def open_tab(context) -> Iterator[Tab]:
 # Run in every document of a tab that does not test search: Material's search worker is not
 # started. Building its index (1.4 MB of text, in the worker) cost ~1.4 CPU-s a page load and
 # does the same work on every page; the search tests (``tab``) run it. What depends on the page
-# is still exercised: Material's own script fetches and parses search/search_index.json from the
-# page's base (a 404 is recorded) and the worker's script is fetched from the page's path.
+# is still exercised: the worker's script is fetched from the page's path, and where the reader
+# opens search Material's own script fetches search/search_index.json from the page's base (a 404
+# is recorded); until then overrides/main.html holds that request back.
 NO_SEARCH_WORKER = """
 (() => {
   const Real = window.Worker;
