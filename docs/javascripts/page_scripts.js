@@ -14,7 +14,9 @@
   const here = document.currentScript.src;
   const NEEDS = [
     { selector: ".pe-widget", scripts: ["posenc_ref.js", "explorer_charts.js", "explorer.js"] },
-    { selector: ".rc-reader", scripts: ["read_config.js"] },
+    // the reader draws with the explorer's charts and formulas (window.posencCharts, posencRef,
+    // posencExplorer)
+    { selector: ".rc-reader", scripts: ["posenc_ref.js", "explorer_charts.js", "explorer.js", "read_config.js"] },
     { selector: "input.zoo-filter", scripts: ["zoo-filter.js"] },
   ];
   const loading = new Map(); // script name -> Promise, settled once it has run
