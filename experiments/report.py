@@ -1,4 +1,4 @@
-"""Tables and computed sentences of the comparison page, from ``comparison.json``.
+"""Tables and computed sentences of the comparison page, from ``comparison.json.gz``.
 
 The page (``docs/comparison.md``) imports this module in ``markdown-exec`` blocks; the figure hook
 (``hooks/figures.py``) renders :func:`site_figures` (drawn by :mod:`experiments.figures`).

@@ -30,6 +30,6 @@ def on_serve(server, config, builder):
     # elsewhere.
     for name in ("results.json", "figures.py"):
         server.watch(str(_root(config) / "benchmarks" / name))
-    for name in ("comparison.json", "report.py"):  # the comparison page, likewise
+    for name in ("comparison.json.gz", "report.py"):  # the comparison page, likewise
         server.watch(str(_root(config) / "experiments" / name))
     return server

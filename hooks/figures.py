@@ -8,7 +8,7 @@ The registries:
   committed ``benchmarks/results.json`` (measurements, not computations, so they live beside the
   benchmarks rather than in the package);
 - ``experiments.report.site_figures(data)``: the comparison page's figures, drawn from the
-  committed ``experiments/comparison.json`` (trained models' scores, likewise measurements).
+  committed ``experiments/comparison.json.gz`` (trained models' scores, likewise measurements).
 
 A page shows a figure with ``![...](figures/name.svg)``. The SVGs are added as generated files, so
 nothing is written into ``docs/`` (``mkdocs serve`` would otherwise rebuild in a loop) and nothing
@@ -18,6 +18,7 @@ unregistered figure fails the strict build.
 
 from __future__ import annotations
 
+import gzip
 import importlib
 import json
 import logging
@@ -65,9 +66,9 @@ def _experiment_figures(config) -> dict:
     if root not in sys.path:
         sys.path.insert(0, root)
     report = _fresh("experiments.report", "experiments", "experiments.")
-    path = _root(config) / "experiments" / "comparison.json"
+    path = _root(config) / "experiments" / "comparison.json.gz"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise PluginError(
             f"{path} is missing or unreadable ({exc}); run `python -m experiments.compare`"
