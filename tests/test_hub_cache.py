@@ -45,7 +45,7 @@ def test_the_five_places_are_huggingface_hubs():
     pytest.importorskip("huggingface_hub")
     root = str(Path(__file__).resolve().parents[1])  # this tree's posenc_ref, not an installed one
     env = {k: v for k, v in os.environ.items() if "CACHE" not in k and k != "HF_HOME"}
-    env.update(HOME="/home/someone", PYTHONPATH=os.pathsep.join([root, env.get("PYTHONPATH", "")]))
+    env.update(HOME="/u/someone", PYTHONPATH=os.pathsep.join([root, env.get("PYTHONPATH", "")]))
     done = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(CASES)],
         capture_output=True, text=True, check=True, env=env, cwd=root,
@@ -57,5 +57,5 @@ def test_the_five_places_are_huggingface_hubs():
         assert ours == theirs, case
     assert [found[c][0] for c in CASES] == [
         "/a/hub", "/b/hub", "/c/hub", "/d/huggingface/hub",
-        "/home/someone/.cache/huggingface/hub",
+        "/u/someone/.cache/huggingface/hub",
     ]  # fmt: skip

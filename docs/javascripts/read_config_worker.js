@@ -13,8 +13,9 @@
 (function (root) {
   "use strict";
 
-  const READER = "/home/pyodide/reader"; // the package zip is unpacked here (on sys.path)
-  const WORK = "/home/pyodide/read"; // the config being read is written here, then removed
+  // Folders in Pyodide's own file system, under its working directory at start (its home).
+  const READER = "reader"; // the package zip is unpacked here (on sys.path)
+  const WORK = "read"; // the config being read is written here, then removed
 
   // The Python side, run once after the package is unpacked. It defines `posenc_read(name,
   // flags)`, which returns one JSON string: {"json": run, "text": run}, each run
@@ -26,7 +27,8 @@ import json
 import os
 import sys
 
-sys.path.insert(0, ${JSON.stringify(READER)})
+sys.path.insert(0, os.path.abspath(${JSON.stringify(READER)}))
+WORK = os.path.abspath(${JSON.stringify(WORK)})
 import posenc_ref.__main__ as cli
 
 # JSON nested thousands deep would overflow Pyodide's C stack inside json.loads (a fatal error
@@ -45,7 +47,7 @@ def _run(argv):
 
 
 def posenc_read(name, flags):
-    os.chdir(${JSON.stringify(WORK)})
+    os.chdir(WORK)
     try:
         result = {"json": _run(["inspect", "--json", *flags, name])}
         if result["json"]["status"] == 0:
@@ -68,13 +70,16 @@ def posenc_read(name, flags):
     stage("python");
     const pyodide = await loadPyodide({ indexURL, stdout: () => {}, stderr: () => {} });
     stage("reader");
-    pyodide.FS.mkdirTree(READER);
-    pyodide.FS.mkdirTree(WORK);
+    const home = pyodide.FS.cwd();
+    const work = `${home}/${WORK}`;
+    pyodide.FS.mkdirTree(`${home}/${READER}`);
+    pyodide.FS.mkdirTree(work);
     // A plain Uint8Array: Pyodide refuses subclasses such as Node's Buffer.
-    pyodide.unpackArchive(Uint8Array.from(readerZip), "zip", { extractDir: READER });
-    pyodide.runPython(RUNNER);
+    pyodide.unpackArchive(Uint8Array.from(readerZip), "zip", { extractDir: `${home}/${READER}` });
+    pyodide.runPython(RUNNER); // before any chdir: its folders are found from the home
     return {
       pyodide,
+      work,
       posenc: pyodide.runPython("from posenc_ref import __version__; __version__"),
       python: pyodide.runPython("import sys; sys.version.split()[0]"),
       maxBytes: pyodide.runPython("cli.MAX_BYTES"), // the command line reads no more than this
@@ -85,7 +90,7 @@ def posenc_read(name, flags):
   // (["--layout", "half"]). Returns {name, json: run, text?: run}.
   function read(runtime, name, bytes, flags = []) {
     const file = safeName(name);
-    runtime.pyodide.FS.writeFile(`${WORK}/${file}`, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
+    runtime.pyodide.FS.writeFile(`${runtime.work}/${file}`, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
     const posencRead = runtime.pyodide.globals.get("posenc_read");
     const pyFlags = runtime.pyodide.toPy(flags);
     try {
