@@ -12,8 +12,6 @@ over every family it can apply to, so that a file of that shape in any family is
 - Llama 4's class rebuilds an empty ``no_rope_layers`` as if absent (SmolLM3's does not).
 """
 
-import copy
-import importlib
 import warnings
 
 import pytest
@@ -23,7 +21,8 @@ from posenc_ref.models import FAMILIES, layer_specs
 from posenc_ref.models.classes import class_data
 from posenc_ref.models.traits import RopeLayers
 
-ULP = 2.0**-24
+# The helpers that read a config dict as transformers does, shared with the rewrites' tests.
+from tests.test_config_rewrites import ULP, hf_config, hf_inv_freq
 
 
 @pytest.fixture(scope="module")
@@ -31,20 +30,6 @@ def transformers():
     module = pytest.importorskip("transformers")
     module.logging.set_verbosity_error()
     return module
-
-
-def hf_config(transformers, raw: dict):
-    """The config object transformers builds from the dict (as from_pretrained would)."""
-    raw = copy.deepcopy(raw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return transformers.AutoConfig.for_model(raw.pop("model_type"), **raw)
-
-
-def hf_inv_freq(config, folder: str, name: str, layer_type: str) -> torch.Tensor:
-    modeling = importlib.import_module(f"transformers.models.{folder}.modeling_{folder}")
-    rotary = getattr(modeling, name)(config)
-    return getattr(rotary, f"{layer_type}_inv_freq").double()
 
 
 def agree_per_type(raw: dict, theirs, folder: str, rotary: str) -> None:
