@@ -158,6 +158,44 @@ def test_layer_types_beyond_the_class_default_dict_are_read_as_the_class_builds_
             assert spec.base == rope[theirs.layer_types[i]]["rope_theta"], (i, model_type)
 
 
+@pytest.mark.parametrize("model_type", sorted(nested_default_types()))
+def test_a_default_dict_type_no_layer_uses_is_not_asked_for(transformers, model_type):
+    """Every layer one type of the class's default dict: the command line reads those layers.
+
+    LFM3 with four layers has no sliding layer, yet its class's dict keeps a sliding entry;
+    ``inspect`` asked for it and refused a config transformers builds. The types shown are the
+    ones the layers use, each with its own spec.
+    """
+    from posenc_ref.encodings import positional_encoding, rope_layer_types
+
+    for only in ("full_attention", "sliding_attention"):
+        raw = {"model_type": model_type, "num_hidden_layers": 2, "layer_types": [only] * 2}
+        try:
+            theirs = hf_config(transformers, raw)
+        except Exception:  # noqa: BLE001 (the class refuses these layer types)
+            continue
+        rope = theirs.rope_parameters
+        if any(t not in rope for t in theirs.layer_types):
+            continue  # its rotary module has no table for a type its layers use
+        assert positional_encoding(raw) is not None, (model_type, only)
+        used = {t for t in theirs.layer_types if rope[t] is not None}  # the class's own types
+        if not used:
+            continue  # no layer rotates (Beam's null type): every entry is described instead
+        assert set(rope_layer_types(raw, FAMILIES[model_type])) == used, (model_type, only)
+
+
+def test_lfm3_with_no_sliding_layer_is_read(transformers):
+    """LFM3's class builds four layers as conv, conv, full, conv: one RoPE, as its code has."""
+    from posenc_ref.encodings import positional_encoding
+
+    raw = {"model_type": "lfm3", "num_hidden_layers": 4}
+    theirs = hf_config(transformers, raw)
+    assert "sliding_attention" not in theirs.layer_types
+    positional_encoding(raw)  # refused before ("--layer-type sliding_attention ...")
+    specs = layer_specs(raw)
+    assert [s is not None for s in specs] == [t == "full_attention" for t in theirs.layer_types]
+
+
 ROPE_TYPES_IN_TRANSFORMERS = sorted(
     name for name, row in FAMILIES.items()
     if row.encoding == "rope" and name in class_data()["classes"]

@@ -301,12 +301,18 @@ def rope_layer_types(config: Mapping[str, Any], row: Family | None) -> tuple[str
         types = row.resolve(config).get("layer_types")  # OLMo 3's older form: one per type
         if isinstance(types, (list, tuple)) and all(isinstance(t, str) for t in types):
             return tuple(dict.fromkeys(types))
-    if per_type is not None:
-        return tuple(str(key) for key, value in per_type.items() if value is not None)
     local = row.trait(LocalBase) if row is not None else None
-    if local is not None and isinstance(row.theta, Mapping):  # Gemma 3's older form, which
-        return ("sliding_attention", "full_attention")  # gives both types a base, given or not
-    return ()
+    if per_type is not None:
+        keys = [str(key) for key, value in per_type.items() if value is not None]
+    elif local is not None and isinstance(row.theta, Mapping):  # Gemma 3's older form, which
+        keys = ["sliding_attention", "full_attention"]  # gives both types a base, given or not
+    else:
+        return ()
+    # A class's dict may name a type no layer of this config has (LFM3 with four layers: no
+    # sliding layer); only the types its layers use have a RoPE to show.
+    # Where no layer rotates (Beam with only its null type), every entry is still described.
+    used = [key for key in keys if key in set(layer_types_of(config, row))]
+    return tuple(used or keys)
 
 
 # --------------------------------------------------------------------------- released configs
